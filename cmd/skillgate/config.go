@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/skillgate/skillgate/session"
+)
+
+// serveConfig is everything `skillgate serve` can be told.
+type serveConfig struct {
+	Listen            string
+	TLSListen         string
+	TLSCert           string
+	TLSKey            string
+	TLSClientCA       string
+	MetricsListen     string
+	KeepaliveInterval time.Duration
+	KeepaliveTimeout  time.Duration
+	FrameTimeout      time.Duration
+	InitTimeout       time.Duration
+	DrainTimeout      time.Duration
+	WriteTimeout      time.Duration
+	MaxMessageSize    int
+	MaxConnections    int
+	MaxInflight       int
+	MaxQueuedBytes    int
+	LogLevel          string
+	LogFormat         string
+	Pprof             bool
+}
+
+// registerServeFlags defines every serve flag with its default. The flag
+// names are also the config file keys and, upper-cased with '_' for '-'
+// and prefixed SKILLGATE_, the environment variables.
+func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
+	d := session.DefaultConfig()
+	fs.String("config", "", "config file (YAML, TOML or JSON) whose keys are these flag names")
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7400", "framed JSON-RPC over TCP address (empty: off)")
+	fs.StringVar(&c.TLSListen, "tls-listen", "", "framed JSON-RPC over TLS address (empty: off)")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate chain for --tls-listen")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key for --tls-listen")
+	fs.StringVar(&c.TLSClientCA, "tls-client-ca", "", "PEM CA bundle; when set, TLS clients must present a certificate it signed")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:9400", "address of /metrics, /healthz and /readyz (empty: off)")
+	fs.DurationVar(&c.KeepaliveInterval, "keepalive-interval", d.KeepaliveInterval, "send a _Keepalive after this long without traffic")
+	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
+	fs.DurationVar(&c.FrameTimeout, "frame-timeout", d.FrameTimeout, "abort when a frame that has begun does not complete within this")
+	fs.DurationVar(&c.InitTimeout, "init-timeout", d.InitTimeout, "close connections that have not initialized within this (0: never)")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long in-flight requests may take to finish")
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", d.WriteTimeout, "deadline of each socket write")
+	fs.IntVar(&c.MaxMessageSize, "max-message-size", d.MaxMessageSize, "largest frame body accepted or sent, in bytes")
+	fs.IntVar(&c.MaxConnections, "max-connections", 20000, "open framed connections; past it new ones get OVERLOADED (0: no limit)")
+	fs.IntVar(&c.MaxInflight, "max-inflight", d.MaxInflight, "concurrent requests per connection; past it OVERLOADED")
+	fs.IntVar(&c.MaxQueuedBytes, "max-queued-bytes", 0, "response bytes queued for one connection before it is cut off as a slow reader (0: 8 × max-message-size)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "json", "json or console")
+	fs.BoolVar(&c.Pprof, "pprof", false, "serve /debug/pprof/ on the metrics listener")
+}
+
+// loadConfig layers the config file and SKILLGATE_* environment under the
+// command line. Values from the file and the environment are parsed by the
+// flags themselves, so a bad value is an error, never a silent zero.
+func loadConfig(cmd *cobra.Command) error {
+	v := viper.New()
+	fs := cmd.Flags()
+	if err := v.BindPFlags(fs); err != nil {
+		return err
+	}
+	v.SetEnvPrefix("SKILLGATE")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	if path, _ := fs.GetString("config"); path != "" {
+		v.SetConfigFile(path)
+		if err := v.ReadInConfig(); err != nil {
+			return fmt.Errorf("config file: %w", err)
+		}
+		if err := checkKeys(v, fs); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || !v.IsSet(f.Name) {
+			return
+		}
+		if err := fs.Set(f.Name, v.GetString(f.Name)); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.Name, err))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+func checkKeys(v *viper.Viper, fs *pflag.FlagSet) error {
+	var unknown []string
+	for _, k := range v.AllKeys() {
+		if fs.Lookup(k) == nil {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fmt.Errorf("config file: unknown keys %s", strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// validate checks what the packages' own validation does not.
+func (c *serveConfig) validate() error {
+	var errs []error
+	if c.Listen == "" && c.TLSListen == "" {
+		errs = append(errs, errors.New("nothing to serve: both --listen and --tls-listen are empty"))
+	}
+	if c.TLSListen != "" && (c.TLSCert == "" || c.TLSKey == "") {
+		errs = append(errs, errors.New("--tls-listen needs --tls-cert and --tls-key"))
+	}
+	if c.TLSClientCA != "" && c.TLSListen == "" {
+		errs = append(errs, errors.New("--tls-client-ca needs --tls-listen"))
+	}
+	if c.DrainTimeout < 0 {
+		errs = append(errs, errors.New("--drain-timeout must not be negative"))
+	}
+	if !slices.Contains([]string{"json", "console"}, c.LogFormat) {
+		errs = append(errs, fmt.Errorf("--log-format must be json or console, not %q", c.LogFormat))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *serveConfig) session() session.Config {
+	s := session.DefaultConfig()
+	s.MaxMessageSize = c.MaxMessageSize
+	s.KeepaliveInterval = c.KeepaliveInterval
+	s.KeepaliveTimeout = c.KeepaliveTimeout
+	s.FrameTimeout = c.FrameTimeout
+	s.InitTimeout = c.InitTimeout
+	s.WriteTimeout = c.WriteTimeout
+	s.MaxInflight = c.MaxInflight
+	s.MaxConnections = c.MaxConnections
+	s.MaxQueuedBytes = c.MaxQueuedBytes
+	if s.MaxQueuedBytes == 0 {
+		s.MaxQueuedBytes = 8 * c.MaxMessageSize
+	}
+	return s
+}

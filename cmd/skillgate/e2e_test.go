@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "skillgate-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "skillgate")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// gatewayProcess is a `skillgate serve` child process on ephemeral ports.
+type gatewayProcess struct {
+	cmd   *exec.Cmd
+	addrs map[string]string // listener -> address, from the "listening" log lines
+	logs  chan map[string]any
+}
+
+func startGateway(t *testing.T, args ...string) *gatewayProcess {
+	t.Helper()
+	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"}, args...)
+	cmd := exec.Command(binary, args...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	g := &gatewayProcess{cmd: cmd, addrs: map[string]string{}, logs: make(chan map[string]any, 1000)}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	lines := bufio.NewScanner(stderr)
+	go func() {
+		defer close(g.logs)
+		for lines.Scan() {
+			var rec map[string]any
+			if json.Unmarshal(lines.Bytes(), &rec) == nil {
+				g.logs <- rec
+			}
+		}
+	}()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case rec, ok := <-g.logs:
+			require.True(t, ok, "gateway exited during start-up")
+			if rec["message"] == "listening" {
+				g.addrs[rec["listener"].(string)] = rec["addr"].(string)
+			}
+			if rec["message"] == "skillgate ready" {
+				return g
+			}
+		case <-deadline:
+			t.Fatal("gateway did not become ready")
+		}
+	}
+}
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), errb.String(), ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), errb.String(), 0
+}
+
+func TestServeCallAndDrain(t *testing.T) {
+	g := startGateway(t)
+	addr := g.addrs["tcp"]
+
+	out, _, code := runCLI(t, "call", "--addr", addr, "_Keepalive", "{}")
+	assert.Equal(t, 0, code)
+	assert.JSONEq(t, `{}`, out)
+
+	out, _, code = runCLI(t, "call", "--addr", addr, "Initialize", `{"protocol_version":"1.0"}`)
+	require.Equal(t, 0, code)
+	var init map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &init))
+	assert.Equal(t, "1.0", init["protocol_version"])
+	assert.NotEmpty(t, init["session_id"])
+	assert.EqualValues(t, 1<<20, init["max_message_size"])
+	assert.EqualValues(t, 30000, init["keepalive_interval_ms"])
+	assert.EqualValues(t, 20000, init["keepalive_timeout_ms"])
+
+	_, stderr, code := runCLI(t, "call", "--addr", addr, "no_such_method", "{}")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "JSONRPC_METHOD_NOT_FOUND")
+
+	_, _, code = runCLI(t, "call", "--addr", addr, "_Keepalive", "[1]")
+	assert.Equal(t, 2, code, "bad params JSON is a usage error")
+	_, _, code = runCLI(t, "call", "--addr", "127.0.0.1:1", "_Keepalive")
+	assert.Equal(t, 2, code, "connection failures exit 2")
+
+	resp, err := http.Get("http://" + g.addrs["metrics"] + "/metrics")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(body), "skillgate_connections_accepted_total")
+	assert.Contains(t, string(body), `skillgate_rpc_requests_total{front="framed",method="other",outcome="JSONRPC_METHOD_NOT_FOUND"} 1`)
+
+	require.NoError(t, g.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, g.cmd.Wait(), "a drained gateway exits 0")
+}
+
+func TestServeRefusesBadConfig(t *testing.T) {
+	_, stderr, code := runCLI(t, "serve", "--listen", "", "--metrics-listen", "")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "nothing to serve")
+	_, stderr, code = runCLI(t, "serve", "--max-message-size", "100")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "max message size")
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := runCLI(t, "version")
+	assert.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(out, "skillgate "))
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/session"
+)
+
+func newServeCommand() *cobra.Command {
+	cfg := &serveConfig{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the gateway",
+		Long: "Run the gateway. Flags may also come from SKILLGATE_<FLAG> environment variables\n" +
+			"(e.g. SKILLGATE_KEEPALIVE_INTERVAL=10s) and from --config; the command line wins.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := loadConfig(cmd); err != nil {
+				return err
+			}
+			if err := cfg.validate(); err != nil {
+				return err
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), cfg.LogLevel, cfg.LogFormat)
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), cfg, log)
+		},
+	}
+	registerServeFlags(cmd.Flags(), cfg)
+	return cmd
+}
+
+// gateway is a running gateway: its servers and what they share.
+type gateway struct {
+	cfg     *serveConfig
+	log     zerolog.Logger
+	metrics *metrics.Metrics
+	health  metrics.Health
+	framed  *session.Server
+	ops     *http.Server
+	errc    chan error // fatal listener errors
+}
+
+func runServe(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
+	g, err := newGateway(cfg, log)
+	if err != nil {
+		return err
+	}
+	if err := g.listen(); err != nil {
+		_ = g.framed.Close()
+		return err
+	}
+	g.health.SetReady()
+	log.Info().Str("version", buildVersion()).Msg("skillgate ready")
+	return g.waitAndShutdown(ctx)
+}
+
+func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
+	g := &gateway{cfg: cfg, log: log, metrics: metrics.New(buildVersion()), errc: make(chan error, 4)}
+	sc := cfg.session()
+	sc.Logger = log.With().Str("component", "session").Logger()
+	sc.Metrics = g.metrics
+	d := dispatch.New(dispatch.Options{
+		Info: dispatch.Info{
+			Name: "skillgate", Version: buildVersion(), MaxMessageSize: sc.MaxMessageSize,
+			KeepaliveInterval: sc.KeepaliveInterval, KeepaliveTimeout: sc.KeepaliveTimeout,
+		},
+		Logger:  log.With().Str("component", "dispatch").Logger(),
+		Metrics: g.metrics,
+	})
+	srv, err := session.NewServer(sc, d)
+	if err != nil {
+		return nil, err
+	}
+	g.framed = srv
+	return g, nil
+}
+
+// listen opens every configured listener; any failure aborts the start.
+func (g *gateway) listen() error {
+	if a := g.cfg.Listen; a != "" {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return fmt.Errorf("--listen: %w", err)
+		}
+		g.serveFramed(ln, "tcp")
+	}
+	if a := g.cfg.TLSListen; a != "" {
+		tc, err := g.tlsConfig()
+		if err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return fmt.Errorf("--tls-listen: %w", err)
+		}
+		g.serveFramed(tls.NewListener(ln, tc), "tls")
+	}
+	if a := g.cfg.MetricsListen; a != "" {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+		g.ops = &http.Server{
+			Handler:           g.metrics.Handler(&g.health, metrics.HandlerOptions{Pprof: g.cfg.Pprof}),
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+		g.serveHTTP(g.ops, ln, "metrics")
+	}
+	return nil
+}
+
+func (g *gateway) serveFramed(ln net.Listener, name string) {
+	g.log.Info().Str("listener", name).Str("addr", ln.Addr().String()).Msg("listening")
+	go func() {
+		if err := g.framed.Serve(ln, name); err != nil && !errors.Is(err, session.ErrServerClosed) {
+			g.errc <- fmt.Errorf("%s listener: %w", name, err)
+		}
+	}()
+}
+
+func (g *gateway) serveHTTP(srv *http.Server, ln net.Listener, name string) {
+	g.log.Info().Str("listener", name).Str("addr", ln.Addr().String()).Msg("listening")
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			g.errc <- fmt.Errorf("%s listener: %w", name, err)
+		}
+	}()
+}
+
+// tlsConfig loads the server certificate and, for mutual TLS, the client CA.
+func (g *gateway) tlsConfig() (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(g.cfg.TLSCert, g.cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if g.cfg.TLSClientCA != "" {
+		pem, err := os.ReadFile(g.cfg.TLSClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-client-ca: no PEM certificates in %s", g.cfg.TLSClientCA)
+		}
+		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}
+
+// waitAndShutdown runs until SIGTERM/SIGINT (or a listener failure), then
+// drains: readiness goes false, new connections are refused, in-flight
+// requests get --drain-timeout to finish, every connection is told
+// SERVER_SHUTDOWN. A second signal cuts the drain short.
+func (g *gateway) waitAndShutdown(ctx context.Context) error {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	var fatal error
+	select {
+	case s := <-sigs:
+		g.log.Info().Str("signal", s.String()).Dur("drain_timeout", g.cfg.DrainTimeout).Msg("draining")
+	case fatal = <-g.errc:
+		g.log.Error().Err(fatal).Msg("listener failed; shutting down")
+	case <-ctx.Done():
+	}
+	g.health.SetNotReady("draining")
+	drainCtx, cancel := context.WithTimeout(context.Background(), g.cfg.DrainTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			g.log.Warn().Msg("second signal: closing at once")
+			cancel()
+		case <-drainCtx.Done():
+		}
+	}()
+	if err := g.framed.Shutdown(drainCtx); err != nil {
+		g.log.Warn().Err(err).Msg("drain timeout reached; remaining requests canceled")
+	}
+	if g.ops != nil {
+		_ = g.ops.Close()
+	}
+	g.log.Info().Msg("stopped")
+	return fatal
+}

@@ -1,0 +1,71 @@
+package dispatch
+
+import (
+	"context"
+	"runtime/debug"
+	"time"
+
+	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/transport"
+)
+
+// errMethodNotFound answers unknown methods on both front doors.
+var errMethodNotFound = transport.NewError(transport.CodeMethodNotFound, "Method not found.")
+
+// invoke runs one call with everything every call gets: lookup, panic
+// recovery (the caller's connection lives on), a log line, metrics, and
+// mapping of the error to its wire form.
+func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error) {
+	m := d.lookup(call.Method, call.Front)
+	if m == nil {
+		m = d.other
+		err = errMethodNotFound.WithDetails("unknown method " + quoteName(call.Method))
+	} else {
+		call.Method = m.name
+	}
+	mm := m.framed
+	if call.Front == metrics.FrontHTTP {
+		mm = m.http
+	}
+	inflight := d.opts.Metrics.Inflight.WithLabelValues(call.Front)
+	inflight.Inc()
+	start := time.Now()
+	if err == nil {
+		res, err = d.run(ctx, m, call)
+	}
+	elapsed := time.Since(start)
+	inflight.Dec()
+	mm.Duration.Observe(elapsed.Seconds())
+	wire := ToWire(err)
+	if wire == nil {
+		mm.OK.Inc()
+		call.Log.Debug().Str("method", m.name).Dur("took", elapsed).Msg("call served")
+		return res, nil
+	}
+	mm.Failed(wire.EffectiveCode())
+	ev := call.Log.Debug()
+	if wire.Code == transport.CodeInternalError {
+		ev = call.Log.Error().AnErr("cause", err)
+	}
+	ev.Str("method", m.name).Str("string_code", wire.EffectiveCode()).Dur("took", elapsed).Msg("call failed")
+	return nil, errorForFront(err, wire, call.Front)
+}
+
+func (d *Dispatcher) run(ctx context.Context, m *method, call *Call) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			d.opts.Metrics.Panics.Inc()
+			call.Log.Error().Str("method", m.name).Interface("panic", p).
+				Bytes("stack", debug.Stack()).Msg("method panicked")
+			res, err = nil, errInternal
+		}
+	}()
+	return m.fn(ctx, call)
+}
+
+func quoteName(name string) string {
+	if len(name) > 128 {
+		name = name[:128] + "…"
+	}
+	return string(transport.AppendString(nil, name))
+}

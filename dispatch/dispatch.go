@@ -1,0 +1,116 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/session"
+)
+
+// MethodFunc implements one method. It returns a value that marshals to a
+// JSON object, or an error that ToWire can map.
+type MethodFunc func(ctx context.Context, call *Call) (any, error)
+
+// Call is one method invocation, from either front door.
+type Call struct {
+	Method string          // canonical name
+	Params json.RawMessage // a JSON object
+	Front  string          // metrics.FrontFramed or metrics.FrontHTTP
+	Conn   *session.Conn   // the framed connection; nil over HTTP
+	Log    *zerolog.Logger
+}
+
+// Info is what Initialize reports about the server.
+type Info struct {
+	Name              string
+	Version           string
+	MaxMessageSize    int
+	KeepaliveInterval time.Duration
+	KeepaliveTimeout  time.Duration
+}
+
+// Options configure a Dispatcher.
+type Options struct {
+	Info    Info
+	Logger  zerolog.Logger
+	Metrics *metrics.Metrics
+}
+
+type method struct {
+	name         string
+	fn           MethodFunc
+	framedOnly   bool
+	framed, http *metrics.MethodMetrics
+}
+
+// Dispatcher is the method table shared by the framed transport and the
+// HTTP front door. Register every method before serving; lookups are then
+// lock-free.
+type Dispatcher struct {
+	opts    Options
+	methods map[string]*method // canonical names and aliases
+	other   *method            // metrics of unknown methods
+}
+
+// New returns a Dispatcher serving Initialize.
+func New(opts Options) *Dispatcher {
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New("unknown")
+	}
+	d := &Dispatcher{opts: opts, methods: make(map[string]*method)}
+	d.other = d.newMethod("other", nil)
+	d.register(MethodInitialize, nil, d.initialize, true)
+	return d
+}
+
+// Register adds a method under its canonical name and aliases. It panics on
+// a duplicate name, a programming error.
+func (d *Dispatcher) Register(name string, aliases []string, fn MethodFunc) {
+	d.register(name, aliases, fn, false)
+}
+
+func (d *Dispatcher) register(name string, aliases []string, fn MethodFunc, framedOnly bool) {
+	m := d.newMethod(name, fn)
+	m.framedOnly = framedOnly
+	for _, n := range append([]string{name}, aliases...) {
+		if _, dup := d.methods[n]; dup {
+			panic(fmt.Sprintf("dispatch: method %q registered twice", n))
+		}
+		d.methods[n] = m
+	}
+}
+
+func (d *Dispatcher) newMethod(name string, fn MethodFunc) *method {
+	return &method{
+		name:   name,
+		fn:     fn,
+		framed: d.opts.Metrics.Method(metrics.FrontFramed, name),
+		http:   d.opts.Metrics.Method(metrics.FrontHTTP, name),
+	}
+}
+
+// Methods returns the canonical method names.
+func (d *Dispatcher) Methods() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, m := range d.methods {
+		if !seen[m.name] {
+			seen[m.name] = true
+			names = append(names, m.name)
+		}
+	}
+	return names
+}
+
+func (d *Dispatcher) lookup(name, front string) *method {
+	m := d.methods[name]
+	if m == nil || (m.framedOnly && front != metrics.FrontFramed) {
+		return nil
+	}
+	return m
+}

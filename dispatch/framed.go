@@ -1,0 +1,30 @@
+package dispatch
+
+import (
+	"context"
+	"slices"
+
+	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/session"
+)
+
+// Handle serves a request of a framed connection; it implements
+// session.Handler.
+func (d *Dispatcher) Handle(ctx context.Context, req *session.Request) (any, error) {
+	call := &Call{
+		Method: req.Method,
+		Params: req.Params,
+		Front:  metrics.FrontFramed,
+		Conn:   req.Conn,
+		Log:    req.Conn.Logger(),
+	}
+	return d.invoke(ctx, call)
+}
+
+// publicMethods lists the application methods a client may call after
+// Initialize, sorted.
+func (d *Dispatcher) publicMethods() []string {
+	names := slices.DeleteFunc(d.Methods(), func(n string) bool { return n == MethodInitialize })
+	slices.Sort(names)
+	return names
+}

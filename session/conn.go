@@ -1,0 +1,483 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/transport"
+)
+
+// MaxIDLen bounds request ids: every response echoes the id, and a response
+// must fit the message size limit whatever the id.
+const MaxIDLen = 1024
+
+type connState uint8
+
+const (
+	stateNew          connState = iota // not initialized
+	stateInitializing                  // an initialization request is being served
+	stateReady                         // initialized; application methods are served
+)
+
+// Conn is one framed JSON-RPC connection. The same type serves both sides:
+// a server's accepted connections and a client's dialed one.
+//
+// One goroutine reads (the serve loop); at most one writer goroutine, started
+// on demand, owns writes to the socket; requests run on goroutines of their
+// own. All mutable state is guarded by mu (protocol state) or wmu (the write
+// queue).
+type Conn struct {
+	id       uint64
+	nc       net.Conn
+	listener string
+	remote   string
+	cfg      *Config
+	handler  Handler // nil: no application methods
+	log      zerolog.Logger
+	server   *Server // nil on the client side
+	started  time.Time
+
+	ctx    context.Context // canceled when the connection closes
+	cancel context.CancelFunc
+
+	fr      transport.Reader
+	traffic atomic.Bool // a frame arrived since the last keepalive tick
+	timer   *time.Timer // keepalive schedule
+	initT   *time.Timer // initialization deadline (server side)
+
+	w writeQueue
+
+	mu           sync.Mutex // guards the fields below
+	state        connState
+	initFailures int
+	inflight     int
+	ids          idWindow
+	nextID       uint64
+	pending      map[string]chan callResult // outbound calls awaiting a response
+	ka           keepaliveState
+	draining     bool
+	principal    any
+	reason       CloseReason // first reason wins
+	closeErr     error
+
+	handlers sync.WaitGroup
+	done     chan struct{} // closed when the serve loop has finished
+}
+
+func newConn(nc net.Conn, cfg *Config, h Handler, listener string, id uint64, parent context.Context) *Conn {
+	c := &Conn{
+		id: id, nc: nc, listener: listener, cfg: cfg, handler: h,
+		remote:  nc.RemoteAddr().String(),
+		started: time.Now(),
+		done:    make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(parent)
+	c.log = cfg.Logger.With().Uint64("conn", id).Str("remote", c.remote).Str("listener", listener).Logger()
+	c.fr.Reset(nc, cfg.MaxMessageSize)
+	c.fr.SetFrameTimeout(nc, cfg.FrameTimeout)
+	c.ids.size = cfg.RecentIDs
+	c.w.init(c, nc)
+	return c
+}
+
+// ID returns the connection's number, unique within the process.
+func (c *Conn) ID() uint64 { return c.id }
+
+// RemoteAddr returns the peer's address.
+func (c *Conn) RemoteAddr() string { return c.remote }
+
+// Listener names the listener that accepted the connection ("tcp", "tls"),
+// or "client" for a dialed one.
+func (c *Conn) Listener() string { return c.listener }
+
+// Logger returns the connection's logger (with conn id and remote address).
+func (c *Conn) Logger() *zerolog.Logger { return &c.log }
+
+// TLSState returns the TLS state of a TLS connection, or nil.
+func (c *Conn) TLSState() *tls.ConnectionState {
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		st := tc.ConnectionState()
+		return &st
+	}
+	return nil
+}
+
+// SetPrincipal attaches the authenticated identity (set by the handler of
+// the initialization method); Principal returns it.
+func (c *Conn) SetPrincipal(p any) {
+	c.mu.Lock()
+	c.principal = p
+	c.mu.Unlock()
+}
+
+// Principal returns the identity set by SetPrincipal, or nil.
+func (c *Conn) Principal() any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.principal
+}
+
+// Done is closed once the connection has closed.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection closed (nil while open).
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr
+}
+
+// Reason returns why the connection closed (ReasonNone while open).
+func (c *Conn) Reason() CloseReason {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reason
+}
+
+// serve runs the read loop until the connection ends.
+func (c *Conn) serve() {
+	defer c.finish()
+	if err := c.handshake(); err != nil {
+		c.log.Info().Err(err).Msg("TLS handshake failed")
+		c.closeWith(ReasonHandshake, err)
+		return
+	}
+	c.startTimers()
+	var m transport.Message
+	mt := c.cfg.Metrics
+	for {
+		body, err := c.fr.ReadFrame()
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		if !c.traffic.Load() {
+			c.traffic.Store(true)
+		}
+		mt.FramesReceived.Inc()
+		mt.BytesReceived.Add(float64(len(body) + transport.FrameOverhead))
+		if err := transport.Decode(body, &m); err != nil {
+			c.abortWith(reasonForDecode(err), transport.AbortError(err))
+			return
+		}
+		if e := c.route(&m); e != nil {
+			c.abortWith(ReasonInvalidMessage, e)
+			return
+		}
+	}
+}
+
+// handshake completes a server-side TLS handshake within the configured
+// time, before any frame is read.
+func (c *Conn) handshake() error {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok || tc.ConnectionState().HandshakeComplete {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.HandshakeTimeout)
+	defer cancel()
+	return tc.HandshakeContext(ctx)
+}
+
+func reasonForCode(code int32) CloseReason {
+	if code == transport.CodeParseError {
+		return ReasonParseError
+	}
+	return ReasonInvalidMessage
+}
+
+func reasonForDecode(err error) CloseReason {
+	var ie *transport.InvalidMessageError
+	if errors.As(err, &ie) {
+		return ReasonInvalidMessage
+	}
+	return ReasonParseError
+}
+
+func (c *Conn) readFailed(err error) {
+	var fe *transport.FrameError
+	switch {
+	case errors.As(err, &fe) && fe.Kind == transport.FrameTimeout:
+		c.abortWith(ReasonFrameTimeout, transport.AbortError(err))
+	case errors.As(err, &fe), errors.Is(err, io.ErrUnexpectedEOF):
+		c.abortWith(ReasonParseError, transport.AbortError(err))
+	case errors.Is(err, io.EOF):
+		c.closeWith(ReasonPeerClosed, nil)
+	default:
+		// The socket failed or was closed by this side: nothing can be sent.
+		c.closeWith(ReasonReadFailed, err)
+	}
+}
+
+// route handles one decoded message. A non-nil result aborts the connection.
+func (c *Conn) route(m *transport.Message) *transport.Error {
+	switch m.Kind {
+	case transport.KindRequest:
+		return c.onRequest(m)
+	case transport.KindNotification:
+		return c.onNotification(m)
+	default:
+		c.onResponse(m)
+		return nil
+	}
+}
+
+func invalid(details string) *transport.Error {
+	return transport.NewError(transport.CodeInvalidRequest, "Invalid request.").WithDetails(details)
+}
+
+func (c *Conn) onRequest(m *transport.Message) *transport.Error {
+	switch string(m.Method) {
+	case transport.MethodCloseReason, transport.MethodError, transport.MethodInfo:
+		return invalid(string(m.Method) + " must be sent as a notification")
+	}
+	if len(m.ID) > MaxIDLen {
+		return invalid("request id is longer than the limit of " + strconv.Itoa(MaxIDLen) + " bytes")
+	}
+	h := hashID(m.ID)
+	c.mu.Lock()
+	if c.ids.seen(h) {
+		c.mu.Unlock()
+		return invalid("request id " + quote(m.ID) + " was already used on this connection")
+	}
+	if m.IsMethod(transport.MethodKeepalive) {
+		c.ids.remember(h)
+		c.mu.Unlock()
+		c.sendResult(m.RawID, transport.EmptyObject, true)
+		return nil
+	}
+	refusal := c.admitLocked(m)
+	if refusal != nil {
+		c.ids.remember(h)
+		c.mu.Unlock()
+		c.sendError(m.RawID, refusal)
+		return nil
+	}
+	c.ids.begin(h)
+	c.inflight++
+	c.handlers.Add(1)
+	c.mu.Unlock()
+	req := &Request{ID: string(m.ID), Method: string(m.Method), Params: bytes.Clone(m.Params), Conn: c}
+	go c.runHandler(req, bytes.Clone(m.RawID), h)
+	return nil
+}
+
+// admitLocked decides whether a request may run, returning the error to
+// answer it with otherwise.
+func (c *Conn) admitLocked(m *transport.Message) *transport.Error {
+	init := c.cfg.InitMethod != "" && m.IsMethod(c.cfg.InitMethod)
+	switch {
+	case c.reason != ReasonNone:
+		return errShutdown
+	case c.draining:
+		return errShutdown
+	case c.handler == nil:
+		return errUnknownMeth
+	case init && c.state != stateNew:
+		return transport.AppError(StringAlreadyInitialized, "The connection is already initialized.")
+	case c.cfg.InitMethod != "" && !init && c.state != stateReady:
+		return errNotInit.WithDetails("call " + c.cfg.InitMethod + " first")
+	case c.inflight >= c.cfg.MaxInflight:
+		return errOverloadedCalls
+	}
+	if init {
+		c.state = stateInitializing
+	}
+	return nil
+}
+
+func (c *Conn) runHandler(req *Request, rawID []byte, h uint64) {
+	defer c.handlers.Done()
+	res, err := c.callHandler(req)
+	init := c.cfg.InitMethod != "" && req.Method == c.cfg.InitMethod
+	c.mu.Lock()
+	c.inflight--
+	c.ids.end(h)
+	failedInits := 0
+	if init {
+		c.state, failedInits = c.initOutcomeLocked(err)
+	}
+	drained := c.draining && c.inflight == 0
+	c.mu.Unlock()
+	if init && err == nil && c.initT != nil {
+		c.initT.Stop()
+	}
+	var abort *Abort
+	if errors.As(err, &abort) {
+		c.abortWith(reasonForCode(abort.Err.Code), abort.Err)
+		return
+	}
+	c.sendResponse(rawID, res, err)
+	switch {
+	case failedInits >= c.cfg.MaxInitFailures:
+		c.abortWith(ReasonInitFailed, wireError(err))
+	case drained:
+		c.abortWith(ReasonShutdown, errShutdown)
+	}
+}
+
+func (c *Conn) initOutcomeLocked(err error) (connState, int) {
+	if err == nil {
+		return stateReady, 0
+	}
+	c.initFailures++
+	return stateNew, c.initFailures
+}
+
+func (c *Conn) callHandler(req *Request) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error().Str("method", req.Method).Interface("panic", p).Msg("handler panicked")
+			c.cfg.Metrics.Panics.Inc()
+			res, err = nil, errInternal
+		}
+	}()
+	return c.handler.Handle(c.ctx, req)
+}
+
+// wireError converts a handler error to its wire form.
+func wireError(err error) *transport.Error {
+	var e *transport.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return errInternal
+}
+
+func (c *Conn) onNotification(m *transport.Message) *transport.Error {
+	name := string(m.Method)
+	switch name {
+	case transport.MethodKeepalive:
+		return invalid("_Keepalive must be sent as a request with an id")
+	case transport.MethodCloseReason, transport.MethodError:
+		c.logPeerError(name, m.Params)
+	case transport.MethodInfo:
+		logParams(c.log.Info().Str("method", name), m.Params).Msg("peer info")
+	default:
+		name = "other"
+		c.log.Debug().Bytes("method", m.Method).Msg("notification ignored")
+	}
+	c.cfg.Metrics.Notifications.WithLabelValues(name).Inc()
+	return nil
+}
+
+// logPeerError logs a _CloseReason or _Error. Neither is answered, and a
+// _CloseReason does not close the connection: the peer does that.
+func (c *Conn) logPeerError(method string, params []byte) {
+	ev := logParams(c.log.Warn().Str("method", method), params)
+	if e := notificationError(params); e != nil {
+		ev = ev.Str("string_code", e.EffectiveCode()).Str("message", e.Message)
+	}
+	ev.Msg("peer reported an error")
+}
+
+func notificationError(params []byte) *transport.Error {
+	var p struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	e, err := transport.DecodeError(p.Error)
+	if err != nil {
+		return nil
+	}
+	return e
+}
+
+// maxLoggedParams keeps a peer from writing megabytes into our logs.
+const maxLoggedParams = 2048
+
+func logParams(ev *zerolog.Event, p []byte) *zerolog.Event {
+	switch {
+	case len(p) == 0:
+		return ev
+	case len(p) > maxLoggedParams:
+		return ev.Str("params_prefix", string(p[:maxLoggedParams])).Int("params_bytes", len(p))
+	}
+	return ev.RawJSON("params", p)
+}
+
+func quote(b []byte) string { return string(transport.AppendString(nil, string(b))) }
+
+// abortWith aborts the connection: the _CloseReason carrying e is written
+// after what is already queued (with a write deadline, so it cannot block
+// for long), then the connection closes. The first reason wins.
+func (c *Conn) abortWith(reason CloseReason, e *transport.Error) {
+	if !c.setReason(reason, e) {
+		return
+	}
+	c.cfg.Metrics.Aborts.WithLabelValues(e.EffectiveCode()).Inc()
+	c.log.Info().Str("reason", reason.String()).Str("string_code", e.EffectiveCode()).
+		Str("details", e.Details).Msg("aborting connection")
+	c.w.finish(c.closeReasonFrame(e), reason == ReasonSlowReader)
+	c.cancel()
+}
+
+// closeWith closes the connection without a _CloseReason.
+func (c *Conn) closeWith(reason CloseReason, err error) {
+	if !c.setReason(reason, err) {
+		return
+	}
+	c.w.finish(nil, true)
+	c.cancel()
+}
+
+func (c *Conn) setReason(reason CloseReason, err error) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reason != ReasonNone {
+		return false
+	}
+	c.reason = reason
+	if err != nil {
+		c.closeErr = err
+	} else {
+		c.closeErr = &CloseError{Reason: reason}
+	}
+	return true
+}
+
+// Close closes the connection immediately, without a _CloseReason, and
+// waits until its read loop has finished.
+func (c *Conn) Close() error {
+	c.closeWith(ReasonLocal, nil)
+	<-c.done
+	return nil
+}
+
+// finish runs when the read loop ends.
+func (c *Conn) finish() {
+	c.closeWith(ReasonPeerClosed, nil)
+	c.stopTimers()
+	c.w.wait()
+	c.failPending()
+	c.fr.Reset(nil, 0)
+	reason := c.Reason()
+	if c.server != nil {
+		c.server.forget(c, reason)
+	}
+	c.log.Debug().Str("reason", reason.String()).Dur("age", time.Since(c.started)).Msg("connection closed")
+	close(c.done)
+}
+
+// CloseError is the error of a connection that closed for reason.
+type CloseError struct {
+	Reason CloseReason
+}
+
+func (e *CloseError) Error() string { return "connection closed: " + e.Reason.String() }
+
+// Unwrap lets errors.Is(err, ErrClosed) match every close.
+func (e *CloseError) Unwrap() error { return ErrClosed }

@@ -1,0 +1,47 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/skillgate/skillgate/transport"
+)
+
+// Request is one application request received on a connection.
+type Request struct {
+	ID     string
+	Method string
+	Params json.RawMessage // a JSON object, owned by the handler
+	Conn   *Conn
+}
+
+// Handler serves the application requests of framed connections.
+//
+// Handle is called on its own goroutine, concurrently with other requests
+// of the same connection (up to Config.MaxInflight). ctx is canceled when
+// the connection closes. The result must marshal to a JSON object:
+// json.RawMessage and []byte are sent as they are, nil becomes {}, any other
+// value goes through encoding/json. A *transport.Error is sent as the error
+// response; any other error becomes INTERNAL_ERROR without details, so
+// handlers should map their errors themselves. An *Abort aborts the
+// connection instead of answering. Handle should not panic; a
+// panic is recovered into INTERNAL_ERROR as a last resort.
+type Handler interface {
+	Handle(ctx context.Context, req *Request) (any, error)
+}
+
+// Abort is an error a Handler returns to abort the connection instead of
+// answering: the transport specification requires it for input that is
+// valid JSON but carries a number outside the range the application accepts
+// (a parse error). Err is sent in the _CloseReason.
+type Abort struct {
+	Err *transport.Error
+}
+
+func (a *Abort) Error() string { return "abort: " + a.Err.Error() }
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }

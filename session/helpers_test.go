@@ -1,0 +1,379 @@
+package session
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/transport"
+)
+
+// testPKI is a CA with a server certificate for 127.0.0.1 and a client
+// certificate, generated once per test binary.
+type testPKI struct {
+	pool           *x509.CertPool
+	server, client tls.Certificate
+	otherClient    tls.Certificate // signed by a different CA
+}
+
+var (
+	pkiOnce sync.Once
+	pki     *testPKI
+)
+
+func getPKI(t testing.TB) *testPKI {
+	pkiOnce.Do(func() {
+		ca, caKey := newCA("skillgate test CA")
+		other, otherKey := newCA("other CA")
+		pool := x509.NewCertPool()
+		pool.AddCert(ca)
+		pki = &testPKI{
+			pool:        pool,
+			server:      newLeaf(ca, caKey, "server", true),
+			client:      newLeaf(ca, caKey, "device-42", false),
+			otherClient: newLeaf(other, otherKey, "intruder", false),
+		}
+	})
+	return pki
+}
+
+func newCA(name string) (*x509.Certificate, *ecdsa.PrivateKey) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	cert, _ := x509.ParseCertificate(der)
+	return cert, key
+}
+
+func newLeaf(ca *x509.Certificate, caKey *ecdsa.PrivateKey, name string, server bool) tls.Certificate {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature,
+	}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	} else {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func (p *testPKI) serverTLS(mutual bool) *tls.Config {
+	c := &tls.Config{Certificates: []tls.Certificate{p.server}, MinVersion: tls.VersionTLS12}
+	if mutual {
+		c.ClientCAs, c.ClientAuth = p.pool, tls.RequireAndVerifyClientCert
+	}
+	return c
+}
+
+func (p *testPKI) clientTLS(cert *tls.Certificate) *tls.Config {
+	c := &tls.Config{RootCAs: p.pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+	if cert != nil {
+		c.Certificates = []tls.Certificate{*cert}
+	}
+	return c
+}
+
+// testHandler serves the application methods used by the tests.
+type testHandler struct {
+	release chan struct{} // Block waits on it
+	started chan string   // Block reports its id here
+}
+
+func newTestHandler() *testHandler {
+	return &testHandler{release: make(chan struct{}), started: make(chan string, 100)}
+}
+
+func (h *testHandler) Handle(ctx context.Context, req *Request) (any, error) {
+	switch req.Method {
+	case "Initialize":
+		var p struct{ Token string }
+		_ = json.Unmarshal(req.Params, &p)
+		if p.Token == "bad" {
+			return nil, transport.AppError("AUTH_REQUIRED", "bad token")
+		}
+		return map[string]any{"protocol_version": "1.0"}, nil
+	case "Echo":
+		return req.Params, nil
+	case "Block":
+		h.started <- req.ID
+		select {
+		case <-h.release:
+			return map[string]string{"released": req.ID}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	case "Panic":
+		panic("boom")
+	case "Fail":
+		return nil, transport.AppError("AMOUNT_TOO_HIGH", "Requested amount is too high.").WithDetails("limit 1000")
+	case "Big":
+		var p struct{ N int }
+		_ = json.Unmarshal(req.Params, &p)
+		return map[string]string{"data": strings.Repeat("x", p.N)}, nil
+	case "NotObject":
+		return json.RawMessage(`[1,2]`), nil
+	case "Plain":
+		return nil, errors.New("secret internal detail")
+	}
+	return nil, transport.NewError(transport.CodeMethodNotFound, "Method not found.")
+}
+
+// fixture is a server plus a way to open raw connections to it over one of
+// the transports every lifecycle test runs on.
+type fixture struct {
+	t       *testing.T
+	srv     *Server
+	h       *testHandler
+	metrics *metrics.Metrics
+	kind    string
+	ln      net.Listener
+	clientT *tls.Config
+}
+
+var kinds = []string{"pipe", "tcp", "tls", "mtls"}
+
+func testConfig() Config {
+	c := DefaultConfig()
+	c.MaxMessageSize = 64 << 10
+	c.FrameTimeout = 2 * time.Second
+	c.WriteTimeout = 2 * time.Second
+	c.HandshakeTimeout = 2 * time.Second
+	return c
+}
+
+func newFixture(t *testing.T, kind string, mutate func(*Config)) *fixture {
+	t.Helper()
+	cfg := testConfig()
+	f := &fixture{t: t, h: newTestHandler(), kind: kind, metrics: metrics.New("test")}
+	cfg.Metrics = f.metrics
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	srv, err := NewServer(cfg, f.h)
+	require.NoError(t, err)
+	f.srv = srv
+	if kind != "pipe" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		if kind == "tls" || kind == "mtls" {
+			p := getPKI(t)
+			ln = tls.NewListener(ln, p.serverTLS(kind == "mtls"))
+			var cert *tls.Certificate
+			if kind == "mtls" {
+				cert = &p.client
+			}
+			f.clientT = p.clientTLS(cert)
+		}
+		f.ln = ln
+		go func() { _ = srv.Serve(ln, kind) }()
+	}
+	t.Cleanup(func() {
+		close(f.h.release)
+		_ = srv.Close()
+	})
+	return f
+}
+
+// dial opens a raw connection to the fixture's server.
+func (f *fixture) dial() *peer {
+	f.t.Helper()
+	var nc net.Conn
+	if f.kind == "pipe" {
+		a, b := net.Pipe()
+		f.srv.ServeConn(b, "pipe")
+		nc = a
+	} else {
+		var err error
+		nc, err = net.Dial("tcp", f.ln.Addr().String())
+		require.NoError(f.t, err)
+		if f.clientT != nil {
+			tc := tls.Client(nc, f.clientT)
+			require.NoError(f.t, tc.Handshake())
+			nc = tc
+		}
+	}
+	p := &peer{t: f.t, nc: nc, fr: transport.NewReader(nc, 1<<20)}
+	f.t.Cleanup(func() { _ = nc.Close() })
+	return p
+}
+
+// peer speaks raw frames to the server under test.
+type peer struct {
+	t  *testing.T
+	nc net.Conn
+	fr *transport.Reader
+	n  int
+	// bubbled peers run inside a synctest bubble, where a read deadline
+	// would fire as soon as every goroutine blocks.
+	bubbled bool
+}
+
+// wireMsg is a received frame decoded loosely for assertions.
+type wireMsg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      *string         `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *struct {
+		Code    int32  `json:"code"`
+		Message string `json:"message"`
+		Data    struct {
+			StringCode string `json:"string_code"`
+			Details    string `json:"details"`
+			Retry      *struct {
+				SuggestedDelayMS int64 `json:"suggested_delay_ms"`
+				MaxAttempts      int   `json:"max_attempts"`
+			} `json:"retry"`
+		} `json:"data"`
+	} `json:"error"`
+	CloseError *struct {
+		Error struct {
+			Code    int32  `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				StringCode string `json:"string_code"`
+				Details    string `json:"details"`
+			} `json:"data"`
+		} `json:"error"`
+	} `json:"-"`
+}
+
+func (p *peer) writeRaw(s string) {
+	p.t.Helper()
+	_ = p.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err := p.nc.Write([]byte(s))
+	require.NoError(p.t, err)
+}
+
+func frame(body string) string {
+	b, _ := transport.AppendFrame(nil, []byte(body), 1<<30)
+	return string(b)
+}
+
+func (p *peer) send(body string) { p.t.Helper(); p.writeRaw(frame(body)) }
+
+// request sends a request with a fresh id and returns the id.
+func (p *peer) request(method, params string) string {
+	p.t.Helper()
+	p.n++
+	id := "pt-" + itoa(p.n)
+	p.send(`{"jsonrpc":"2.0","method":"` + method + `","params":` + params + `,"id":"` + id + `"}`)
+	return id
+}
+
+// recv reads the next frame, failing after a generous timeout.
+func (p *peer) recv() *wireMsg {
+	p.t.Helper()
+	m, err := p.tryRecv(5 * time.Second)
+	require.NoError(p.t, err)
+	return m
+}
+
+func (p *peer) tryRecv(timeout time.Duration) (*wireMsg, error) {
+	if !p.bubbled {
+		_ = p.nc.SetReadDeadline(time.Now().Add(timeout))
+	}
+	body, err := p.fr.ReadFrame()
+	if err != nil {
+		return nil, err
+	}
+	var tm transport.Message
+	require.NoError(p.t, transport.Decode(body, &tm), "server sent an invalid message: %s", body)
+	m := &wireMsg{}
+	require.NoError(p.t, json.Unmarshal(body, m))
+	if m.Method == transport.MethodCloseReason {
+		m.CloseError = &struct {
+			Error struct {
+				Code    int32  `json:"code"`
+				Message string `json:"message"`
+				Data    struct {
+					StringCode string `json:"string_code"`
+					Details    string `json:"details"`
+				} `json:"data"`
+			} `json:"error"`
+		}{}
+		require.NoError(p.t, json.Unmarshal(m.Params, m.CloseError))
+	}
+	return m, nil
+}
+
+// recvResponse reads frames until the response to id, answering the
+// server's keepalives on the way.
+func (p *peer) recvResponse(id string) *wireMsg {
+	p.t.Helper()
+	for range 100 {
+		m := p.recv()
+		if m.Method == transport.MethodKeepalive && m.ID != nil {
+			p.send(`{"jsonrpc":"2.0","result":{},"id":"` + *m.ID + `"}`)
+			continue
+		}
+		require.NotNil(p.t, m.ID, "expected the response to %s, got %+v", id, m)
+		require.Equal(p.t, id, *m.ID)
+		return m
+	}
+	p.t.Fatal("no response")
+	return nil
+}
+
+func (p *peer) call(method, params string) *wireMsg {
+	p.t.Helper()
+	return p.recvResponse(p.request(method, params))
+}
+
+func (p *peer) initialize() {
+	p.t.Helper()
+	m := p.call("Initialize", `{"protocol_version":"1.0","client":{"name":"test","version":"0"}}`)
+	require.Nil(p.t, m.Error)
+}
+
+// expectAbort reads until a _CloseReason, checks its code, then expects
+// the server to close the connection.
+func (p *peer) expectAbort(code int32, stringCode string) *wireMsg {
+	p.t.Helper()
+	for range 100 {
+		m := p.recv()
+		if m.Method != transport.MethodCloseReason {
+			continue
+		}
+		require.Nil(p.t, m.ID, "_CloseReason must be a notification")
+		require.Equal(p.t, code, m.CloseError.Error.Code, "details: %s", m.CloseError.Error.Data.Details)
+		require.Equal(p.t, stringCode, m.CloseError.Error.Data.StringCode)
+		p.expectEOF()
+		return m
+	}
+	p.t.Fatal("no _CloseReason")
+	return nil
+}
+
+func (p *peer) expectEOF() {
+	p.t.Helper()
+	_, err := p.tryRecv(5 * time.Second)
+	require.Error(p.t, err)
+	var ne net.Error
+	require.False(p.t, errors.As(err, &ne) && ne.Timeout(), "connection still open: %v", err)
+}

@@ -1,0 +1,105 @@
+package session
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/skillgate/skillgate/transport"
+)
+
+// keepaliveState is the gateway's outstanding probe, if any.
+type keepaliveState struct {
+	id     string // "" when no probe is outstanding
+	sentAt time.Time
+}
+
+// startTimers arms the keepalive schedule and, on the server side, the
+// initialization deadline. Timers are runtime timers: an idle connection
+// costs no goroutine.
+func (c *Conn) startTimers() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timer = time.AfterFunc(c.cfg.KeepaliveInterval, c.keepaliveTick)
+	if c.server != nil && c.cfg.InitMethod != "" && c.cfg.InitTimeout > 0 {
+		c.initT = time.AfterFunc(c.cfg.InitTimeout, c.initExpired)
+	}
+}
+
+func (c *Conn) stopTimers() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	if c.initT != nil {
+		c.initT.Stop()
+	}
+}
+
+// keepaliveTick runs when the keepalive timer fires: it aborts a connection
+// whose probe went unanswered, skips a probe when the peer was heard from
+// since the last tick, and otherwise sends one.
+func (c *Conn) keepaliveTick() {
+	c.mu.Lock()
+	if c.reason != ReasonNone {
+		c.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	if c.ka.id != "" {
+		id := c.ka.id
+		if wait := c.ka.sentAt.Add(c.cfg.KeepaliveTimeout).Sub(now); wait > 0 {
+			c.timer.Reset(wait)
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		c.abortWith(ReasonKeepalive, errKeepalive.WithDetails(
+			"no answer to _Keepalive "+strconv.Quote(id)+" within "+c.cfg.KeepaliveTimeout.String()))
+		return
+	}
+	if c.traffic.Swap(false) {
+		c.timer.Reset(c.cfg.KeepaliveInterval)
+		c.mu.Unlock()
+		return
+	}
+	id := c.newIDLocked()
+	c.ka = keepaliveState{id: id, sentAt: now}
+	c.timer.Reset(c.cfg.KeepaliveTimeout)
+	c.mu.Unlock()
+	c.cfg.Metrics.KeepalivesSent.Inc()
+	c.sendRequest(id, transport.MethodKeepalive, transport.EmptyObject, true)
+}
+
+// keepaliveAnsweredLocked handles the answer to the outstanding probe.
+func (c *Conn) keepaliveAnsweredLocked(now time.Time) time.Duration {
+	rtt := now.Sub(c.ka.sentAt)
+	c.ka = keepaliveState{}
+	c.timer.Reset(c.cfg.KeepaliveInterval)
+	return rtt
+}
+
+func (c *Conn) initExpired() {
+	c.mu.Lock()
+	ready := c.state == stateReady
+	c.mu.Unlock()
+	if !ready {
+		c.abortWith(ReasonInitTimeout, errInitTimeout.WithDetails(
+			"no successful "+c.cfg.InitMethod+" within "+c.cfg.InitTimeout.String()))
+	}
+}
+
+func (c *Conn) newIDLocked() string {
+	c.nextID++
+	return c.cfg.IDPrefix + "-" + strconv.FormatUint(c.nextID, 10)
+}
+
+func (c *Conn) sendRequest(id, method string, params []byte, urgent bool) bool {
+	p, err := c.frame(func(dst []byte) []byte { return transport.AppendRequest(dst, id, method, params) })
+	if err != nil {
+		return false
+	}
+	return c.w.push(p, urgent)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

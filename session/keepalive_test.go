@@ -1,0 +1,98 @@
+package session
+
+import (
+	"net"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/transport"
+)
+
+// pipeServer starts a server on one end of a net.Pipe inside a synctest
+// bubble, where time advances only when every goroutine is blocked.
+func pipeServer(t *testing.T, mutate func(*Config)) (*Server, *peer) {
+	cfg := DefaultConfig()
+	cfg.Metrics = metrics.New("test")
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	srv, err := NewServer(cfg, newTestHandler())
+	require.NoError(t, err)
+	a, b := net.Pipe()
+	srv.ServeConn(b, "pipe")
+	return srv, &peer{t: t, nc: a, fr: transport.NewReader(a, 1<<20), bubbled: true}
+}
+
+// With the defaults, an idle connection is probed after exactly 30 s and
+// aborted 20 s later when the probe goes unanswered.
+func TestKeepaliveScheduleDefaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, p := pipeServer(t, func(c *Config) { c.InitTimeout = 0 })
+		start := time.Now()
+		m := p.recv()
+		assert.Equal(t, transport.MethodKeepalive, m.Method)
+		assert.Equal(t, "gw-1", *m.ID)
+		assert.Equal(t, DefaultKeepaliveInterval, time.Since(start))
+		p.expectAbort(transport.CodeKeepalive, transport.StringKeepalive)
+		assert.Equal(t, DefaultKeepaliveInterval+DefaultKeepaliveTimeout, time.Since(start))
+		_ = srv.Close()
+	})
+}
+
+// A probe is skipped while the peer is heard from: traffic every 20 s
+// means the gateway never needs to send one.
+func TestKeepaliveSkippedWhileTrafficFlows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, p := pipeServer(t, func(c *Config) { c.InitTimeout = 0 })
+		for i := range 10 {
+			time.Sleep(20 * time.Second)
+			id := "pt-" + itoa(i)
+			p.send(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"` + id + `"}`)
+			m := p.recv()
+			require.Equal(t, id, *m.ID, "only the answer may arrive, not a probe")
+		}
+		// Silence: the probe comes within one interval, then the abort.
+		m := p.recv()
+		assert.Equal(t, transport.MethodKeepalive, m.Method)
+		p.expectAbort(transport.CodeKeepalive, transport.StringKeepalive)
+		_ = srv.Close()
+	})
+}
+
+// An answered probe resets the schedule; the connection lives on.
+func TestKeepaliveAnswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, p := pipeServer(t, func(c *Config) { c.InitTimeout = 0 })
+		for i := 1; i <= 5; i++ {
+			m := p.recv()
+			require.Equal(t, "gw-"+itoa(i), *m.ID)
+			time.Sleep(19 * time.Second) // slow but within the timeout
+			p.send(`{"jsonrpc":"2.0","result":{},"id":"` + *m.ID + `"}`)
+		}
+		_ = srv.Close()
+	})
+}
+
+func TestInitTimeoutDefault(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, p := pipeServer(t, nil)
+		start := time.Now()
+		for {
+			m := p.recv()
+			if m.Method == transport.MethodKeepalive {
+				p.send(`{"jsonrpc":"2.0","result":{},"id":"` + *m.ID + `"}`)
+				continue
+			}
+			require.Equal(t, transport.MethodCloseReason, m.Method)
+			assert.Equal(t, StringInitTimeout, m.CloseError.Error.Data.StringCode)
+			break
+		}
+		assert.Equal(t, DefaultInitTimeout, time.Since(start))
+		_ = srv.Close()
+	})
+}

@@ -1,0 +1,225 @@
+package session
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skillgate/skillgate/transport"
+)
+
+// Server accepts framed connections on any number of listeners and serves
+// them with one Handler.
+type Server struct {
+	cfg     Config
+	handler Handler
+
+	baseCtx    context.Context
+	cancelBase context.CancelFunc
+	nextID     atomic.Uint64
+
+	mu        sync.Mutex // guards the fields below
+	listeners map[net.Listener]struct{}
+	conns     map[*Conn]struct{}
+	shutting  bool
+	allGone   chan struct{} // closed when shutting and no connection is left
+
+	wg sync.WaitGroup // accept loops and connection goroutines
+}
+
+// NewServer validates cfg (after WithDefaults) and returns a server.
+func NewServer(cfg Config, h Handler) (*Server, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg, handler: h,
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*Conn]struct{}),
+		allGone:   make(chan struct{}),
+	}
+	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Serve accepts connections on ln until Shutdown or Close, naming them
+// after listener ("tcp", "tls") in logs and metrics. Transient accept errors
+// (such as running out of file descriptors) are retried with backoff.
+func (s *Server) Serve(ln net.Listener, listener string) error {
+	s.mu.Lock()
+	if s.shutting {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isShutting() || errors.Is(err, net.ErrClosed) {
+				return ErrServerClosed
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.cfg.Logger.Warn().Err(err).Dur("retry_in", backoff).Msg("accept failed")
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		s.ServeConn(nc, listener)
+	}
+}
+
+func (s *Server) isShutting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shutting
+}
+
+// ServeConn serves one already accepted connection.
+func (s *Server) ServeConn(nc net.Conn, listener string) {
+	mt := s.cfg.Metrics
+	s.mu.Lock()
+	if s.shutting {
+		s.mu.Unlock()
+		_ = nc.Close()
+		return
+	}
+	if s.cfg.MaxConnections > 0 && len(s.conns) >= s.cfg.MaxConnections {
+		s.wg.Add(1)
+		s.mu.Unlock()
+		mt.ConnectionsRejected.WithLabelValues(listener, ReasonOverloaded.String()).Inc()
+		go s.reject(nc)
+		return
+	}
+	c := newConn(nc, &s.cfg, s.handler, listener, s.nextID.Add(1), s.baseCtx)
+	c.server = s
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	mt.ConnectionsAccepted.WithLabelValues(listener).Inc()
+	mt.ConnectionsActive.WithLabelValues(listener).Inc()
+	c.log.Debug().Msg("connection accepted")
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+	}()
+}
+
+// reject tells a connection over the limit why it is closed. The write has
+// a short deadline, so a peer that does not read cannot hold it up.
+func (s *Server) reject(nc net.Conn) {
+	defer s.wg.Done()
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(finalWriteTimeout))
+	if tc, ok := nc.(*tls.Conn); ok {
+		if err := tc.Handshake(); err != nil {
+			return
+		}
+	}
+	frame, err := transport.AppendFrame(nil, transport.AppendCloseReason(nil, errOverloadedConns), s.cfg.MaxMessageSize)
+	if err == nil {
+		_, _ = nc.Write(frame)
+	}
+}
+
+// forget deregisters a finished connection.
+func (s *Server) forget(c *Conn, reason CloseReason) {
+	mt := s.cfg.Metrics
+	mt.ConnectionsActive.WithLabelValues(c.listener).Dec()
+	mt.ConnectionsClosed.WithLabelValues(c.listener, reason.String()).Inc()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	if s.shutting && len(s.conns) == 0 {
+		s.closeAllGoneLocked()
+	}
+}
+
+func (s *Server) closeAllGoneLocked() {
+	select {
+	case <-s.allGone:
+	default:
+		close(s.allGone)
+	}
+}
+
+// Connections returns the number of open connections.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Shutdown stops accepting, lets every connection finish its in-flight
+// requests (new ones are refused with SERVER_SHUTDOWN), then closes each with
+// a SERVER_SHUTDOWN _CloseReason. When ctx ends first, the remaining
+// connections are aborted at once and their requests canceled. Shutdown
+// returns when every connection and accept loop has ended.
+func (s *Server) Shutdown(ctx context.Context) error {
+	conns := s.stopAccepting()
+	for _, c := range conns {
+		c.drain()
+	}
+	var err error
+	select {
+	case <-s.allGone:
+	case <-ctx.Done():
+		err = ctx.Err()
+		for _, c := range conns {
+			c.abortWith(ReasonShutdown, errShutdown)
+		}
+	}
+	s.cancelBase()
+	s.wg.Wait()
+	for _, c := range conns {
+		c.handlers.Wait()
+	}
+	return err
+}
+
+// Close closes every listener and connection at once, without waiting for
+// in-flight requests.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = s.Shutdown(ctx)
+	return nil
+}
+
+func (s *Server) stopAccepting() []*Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shutting = true
+	for ln := range s.listeners {
+		_ = ln.Close()
+	}
+	conns := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	if len(s.conns) == 0 {
+		s.closeAllGoneLocked()
+	}
+	return conns
+}
+
+// drain refuses new requests and closes the connection once the in-flight
+// ones have been answered.
+func (c *Conn) drain() {
+	c.mu.Lock()
+	c.draining = true
+	idle := c.inflight == 0
+	c.mu.Unlock()
+	if idle {
+		c.abortWith(ReasonShutdown, errShutdown)
+	}
+}

@@ -1,0 +1,346 @@
+package session
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/transport"
+)
+
+// maxBatchBytes bounds one coalesced write, so that urgent frames queued
+// meanwhile (keepalive answers, _CloseReason) wait for at most one batch.
+const maxBatchBytes = 256 << 10
+
+// finalWriteTimeout bounds writing the _CloseReason of a connection whose
+// peer may not be reading: the notification must not hold the close up.
+const finalWriteTimeout = 2 * time.Second
+
+// writeQueue owns the socket's write side. Frames are queued by any
+// goroutine; a writer goroutine, started when frames arrive and exiting when
+// the queue is empty, alone writes them, coalescing everything queued into
+// one vectored write. Urgent frames are written before queued responses.
+type writeQueue struct {
+	c        *Conn
+	nc       net.Conn
+	vectored bool // the socket supports writev (plain TCP)
+
+	mu      sync.Mutex // guards the fields below
+	urgent  []*[]byte
+	normal  []*[]byte
+	queued  int  // bytes in normal
+	running bool // a writer goroutine exists
+	closing bool // no more frames are accepted
+	final   *[]byte
+	closed  bool // the socket is closed
+
+	exited sync.Cond   // signaled (with mu) when the writer goroutine exits
+	batch  []*[]byte   // owned by the writer goroutine
+	iov    net.Buffers // owned by the writer goroutine
+}
+
+func (q *writeQueue) init(c *Conn, nc net.Conn) {
+	q.c, q.nc = c, nc
+	q.exited.L = &q.mu
+	_, q.vectored = nc.(*net.TCPConn)
+}
+
+// push queues a frame. It reports false (and releases the frame) when the
+// connection is closing, or when the peer has let more than the allowed
+// bytes pile up, in which case the connection is aborted.
+func (q *writeQueue) push(frame *[]byte, urgent bool) bool {
+	q.mu.Lock()
+	if q.closing {
+		q.mu.Unlock()
+		putFrame(frame)
+		return false
+	}
+	if urgent {
+		q.urgent = append(q.urgent, frame)
+	} else {
+		q.normal = append(q.normal, frame)
+		q.queued += len(*frame)
+	}
+	overflow := q.queued > q.c.cfg.MaxQueuedBytes
+	start := !q.running
+	q.running = true
+	q.mu.Unlock()
+	if start {
+		go q.run()
+	}
+	if overflow {
+		q.c.abortWith(ReasonSlowReader, errSlowReader)
+		return false
+	}
+	return true
+}
+
+// finish stops the queue. With a final frame, the writer writes it after
+// the queued frames (or instead of them, when dropQueued) and then closes
+// the socket; without one the socket closes at once.
+func (q *writeQueue) finish(final *[]byte, dropQueued bool) {
+	q.mu.Lock()
+	if q.closing {
+		q.mu.Unlock()
+		putFrame(final)
+		return
+	}
+	q.closing = true
+	if dropQueued {
+		releaseAll(q.normal)
+		q.normal, q.queued = nil, 0
+		// A write already under way may be stuck on a peer that does not
+		// read: bound it like the final frame.
+		_ = q.nc.SetWriteDeadline(time.Now().Add(finalWriteTimeout))
+	}
+	if final == nil {
+		q.closeLocked()
+		q.mu.Unlock()
+		return
+	}
+	q.final = final
+	start := !q.running
+	q.running = true
+	q.mu.Unlock()
+	if start {
+		go q.run()
+	}
+}
+
+// wait blocks until the writer has exited, then makes sure the socket is
+// closed and queued buffers are released. No writer starts afterwards.
+func (q *writeQueue) wait() {
+	q.mu.Lock()
+	q.closing = true
+	for q.running {
+		q.exited.Wait()
+	}
+	q.closeLocked()
+	releaseAll(q.urgent)
+	releaseAll(q.normal)
+	putFrame(q.final)
+	q.urgent, q.normal, q.final = nil, nil, nil
+	q.mu.Unlock()
+}
+
+func (q *writeQueue) closeLocked() {
+	if !q.closed {
+		q.closed = true
+		_ = q.nc.Close()
+	}
+}
+
+func (q *writeQueue) run() {
+	for {
+		batch, last := q.next()
+		if len(batch) == 0 {
+			return // next has marked the writer gone
+		}
+		err := q.write(batch, last)
+		releaseAll(batch)
+		clear(batch)
+		if err != nil || last {
+			q.exit()
+			if err != nil {
+				q.c.closeWith(ReasonWriteFailed, err)
+			}
+			return
+		}
+	}
+}
+
+// exit closes the socket after the final frame or a failed write, and
+// marks the writer gone.
+func (q *writeQueue) exit() {
+	q.mu.Lock()
+	q.closeLocked()
+	q.running = false
+	q.exited.Broadcast()
+	q.mu.Unlock()
+}
+
+// next takes the frames to write next: urgent ones first, then queued ones
+// up to maxBatchBytes. When the queue is empty it returns the final frame of
+// a closing connection (last = true), or nothing, marking the writer gone.
+func (q *writeQueue) next() (batch []*[]byte, last bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	batch = append(q.batch[:0], q.urgent...)
+	clear(q.urgent)
+	q.urgent = q.urgent[:0]
+	size, n := 0, 0
+	for n < len(q.normal) && size < maxBatchBytes {
+		size += len(*q.normal[n])
+		n++
+	}
+	batch = append(batch, q.normal[:n]...)
+	rest := copy(q.normal, q.normal[n:])
+	clear(q.normal[rest:])
+	q.normal = q.normal[:rest]
+	q.queued -= size
+	q.batch = batch
+	if len(batch) > 0 {
+		return batch, false
+	}
+	if q.closing && q.final != nil {
+		batch = append(batch, q.final)
+		q.final = nil
+		q.batch = batch
+		return batch, true
+	}
+	if q.closing {
+		q.closeLocked()
+	}
+	q.running = false
+	q.exited.Broadcast()
+	return nil, false
+}
+
+func (q *writeQueue) write(frames []*[]byte, last bool) error {
+	timeout := q.c.cfg.WriteTimeout
+	if last {
+		timeout = min(timeout, finalWriteTimeout)
+	}
+	if err := q.nc.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
+		return err
+	}
+	total := 0
+	for _, f := range frames {
+		total += len(*f)
+	}
+	var err error
+	switch {
+	case len(frames) == 1:
+		_, err = q.nc.Write(*frames[0])
+	case q.vectored:
+		iov := q.iov[:0]
+		for _, f := range frames {
+			iov = append(iov, *f)
+		}
+		q.iov = iov
+		_, err = iov.WriteTo(q.nc)
+		clear(q.iov[:cap(q.iov)])
+	default:
+		err = q.writeCoalesced(frames, total)
+	}
+	mt := q.c.cfg.Metrics
+	mt.FramesSent.Add(float64(len(frames)))
+	mt.BytesSent.Add(float64(total))
+	mt.WriteQueue.Observe(float64(total))
+	return err
+}
+
+// writeCoalesced copies frames into one buffer so that a TLS connection
+// sends them as few records in one write.
+func (q *writeQueue) writeCoalesced(frames []*[]byte, total int) error {
+	buf := getFrame()
+	defer putFrame(buf)
+	b := (*buf)[:0]
+	for _, f := range frames {
+		if len(b) > 0 && len(b)+len(*f) > maxBatchBytes {
+			if _, err := q.nc.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+		b = append(b, *f...)
+	}
+	*buf = b
+	_, err := q.nc.Write(b)
+	return err
+}
+
+var framePool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 512)
+	return &b
+}}
+
+// maxPooledFrame keeps rare huge responses from pinning memory in the pool.
+const maxPooledFrame = 64 << 10
+
+func getFrame() *[]byte {
+	p := framePool.Get().(*[]byte)
+	*p = (*p)[:0]
+	return p
+}
+
+func putFrame(p *[]byte) {
+	if p != nil && cap(*p) <= maxPooledFrame {
+		framePool.Put(p)
+	}
+}
+
+func releaseAll(frames []*[]byte) {
+	for _, f := range frames {
+		putFrame(f)
+	}
+}
+
+// Frame builders. Each returns a pooled buffer holding one complete frame.
+
+func (c *Conn) frame(build func(dst []byte) []byte) (*[]byte, error) {
+	p := getFrame()
+	buf := transport.BeginFrame((*p)[:0])
+	buf = build(buf)
+	buf, err := transport.EndFrame(buf, 0, c.cfg.MaxMessageSize)
+	*p = buf
+	if err != nil {
+		putFrame(p)
+		return nil, err
+	}
+	return p, nil
+}
+
+func (c *Conn) sendResult(rawID, result []byte, urgent bool) {
+	p, err := c.frame(func(dst []byte) []byte { return transport.AppendResult(dst, rawID, result) })
+	if err != nil {
+		c.sendError(rawID, tooLarge(err))
+		return
+	}
+	c.w.push(p, urgent)
+}
+
+func (c *Conn) sendError(rawID []byte, e *transport.Error) {
+	p, err := c.frame(func(dst []byte) []byte { return transport.AppendErrorResponse(dst, rawID, e) })
+	if err != nil {
+		// Cannot happen: errors are capped below MinMessageSize and ids
+		// below MaxIDLen.
+		c.log.Error().Err(err).Msg("error response does not fit a frame")
+		return
+	}
+	c.w.push(p, false)
+}
+
+func (c *Conn) sendResponse(rawID []byte, res any, err error) {
+	if err != nil {
+		c.sendError(rawID, wireError(err))
+		return
+	}
+	obj, encErr := resultJSON(res)
+	if encErr != nil {
+		c.log.Error().Err(encErr).Msg("cannot encode handler result")
+		c.sendError(rawID, errInternal)
+		return
+	}
+	c.sendResult(rawID, obj, false)
+}
+
+func (c *Conn) closeReasonFrame(e *transport.Error) *[]byte {
+	p, err := c.frame(func(dst []byte) []byte { return transport.AppendCloseReason(dst, e) })
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+func tooLarge(err error) *transport.Error {
+	var fe *transport.FrameError
+	details := err.Error()
+	if errors.As(err, &fe) {
+		details = "the result of " + itoa(fe.Length) + " bytes exceeds the message size limit of " +
+			itoa(fe.Limit) + " bytes; request less data (for example read_blob with mode sample_head and max_bytes)"
+	}
+	return transport.AppError(StringResponseTooLarge, "The response is larger than the message size limit.").
+		WithDetails(details)
+}
