@@ -17,8 +17,8 @@ help: ## Show this help
 build: ## Build bin/skillgate
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skillgate
 
-run: build ## Run the gateway on its defaults (framed TCP :7400, metrics :9400)
-	$(BIN) serve --log-format console $(RUN_ARGS)
+run: build ## Run the gateway with the example skills (framed :7400, HTTP :8080, metrics :9400)
+	$(BIN) serve --log-format console --skills-dir examples/skills --data-dir .data $(RUN_ARGS)
 
 test: lint unit fuzz ## Lint, race-enabled tests, and a few seconds of every fuzz target
 

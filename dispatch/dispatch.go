@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skills"
 )
 
 // MethodFunc implements one method. It returns a value that marshals to a
@@ -39,6 +40,10 @@ type Options struct {
 	Info    Info
 	Logger  zerolog.Logger
 	Metrics *metrics.Metrics
+	// Skills serves the discovery methods; nil leaves them out.
+	Skills CatalogSource
+	// Blobs serves create_blob and read_blob; nil leaves them out.
+	Blobs skills.BlobStore
 }
 
 type method struct {
@@ -65,6 +70,12 @@ func New(opts Options) *Dispatcher {
 	d := &Dispatcher{opts: opts, methods: make(map[string]*method)}
 	d.other = d.newMethod("other", nil)
 	d.register(MethodInitialize, nil, d.initialize, true)
+	if opts.Skills != nil {
+		d.registerSkills()
+	}
+	if opts.Blobs != nil {
+		d.registerBlobs()
+	}
 	return d
 }
 

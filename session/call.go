@@ -19,7 +19,7 @@ type callResult struct {
 // JSON object (nil sends {}). An error response is returned as a
 // *transport.Error; a closed connection as an error matching ErrClosed.
 func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	obj, err := resultJSON(params)
+	obj, err := transport.MarshalObject(params)
 	if err != nil {
 		return nil, err
 	}
@@ -106,26 +106,3 @@ func (c *Conn) onResponse(m *transport.Message) {
 
 var errUnexpectedResponse = transport.AppError("UNEXPECTED_RESPONSE",
 	"Response to a request id this endpoint did not send or no longer waits for; ignored.")
-
-// resultJSON encodes a handler result or call params as a JSON object.
-func resultJSON(v any) ([]byte, error) {
-	var obj []byte
-	switch v := v.(type) {
-	case nil:
-		return transport.EmptyObject, nil
-	case json.RawMessage:
-		obj = v
-	case []byte:
-		obj = v
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		obj = b
-	}
-	if trimmed := bytes.TrimLeft(obj, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, errors.New("value does not encode to a JSON object")
-	}
-	return obj, nil
-}

@@ -317,7 +317,7 @@ func (c *Conn) sendResponse(rawID []byte, res any, err error) {
 		c.sendError(rawID, wireError(err))
 		return
 	}
-	obj, encErr := resultJSON(res)
+	obj, encErr := transport.MarshalObject(res)
 	if encErr != nil {
 		c.log.Error().Err(encErr).Msg("cannot encode handler result")
 		c.sendError(rawID, errInternal)

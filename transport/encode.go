@@ -1,5 +1,10 @@
 package transport
 
+import (
+	"encoding/json"
+	"errors"
+)
+
 // The Append functions write message bodies (without framing) into dst.
 // Members are written in a fixed order; ids are either a raw JSON string
 // token taken from a received message or a Go string that is quoted here.
@@ -75,3 +80,30 @@ func AppendErrorNotification(dst, rawID []byte, e *Error) []byte {
 	dst = e.AppendJSON(dst)
 	return append(dst, "}}"...)
 }
+
+// MarshalObject encodes v as a JSON object, the only kind of params and
+// result the transport allows: json.RawMessage and []byte pass through
+// unchanged, nil becomes {}, anything else goes through encoding/json.
+func MarshalObject(v any) ([]byte, error) {
+	var obj []byte
+	switch v := v.(type) {
+	case nil:
+		return EmptyObject, nil
+	case json.RawMessage:
+		obj = v
+	case []byte:
+		obj = v
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		obj = b
+	}
+	if i := skipWS(obj, 0); i >= len(obj) || obj[i] != '{' {
+		return nil, errNotObject
+	}
+	return obj, nil
+}
+
+var errNotObject = errors.New("value does not encode to a JSON object")

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skills"
 )
 
 // serveConfig is everything `skillgate serve` can be told.
@@ -21,7 +22,13 @@ type serveConfig struct {
 	TLSCert           string
 	TLSKey            string
 	TLSClientCA       string
+	HTTPListen        string
 	MetricsListen     string
+	SkillsDir         string
+	WatchSkills       bool
+	DataDir           string
+	MaxBlobSize       int64
+	BlobTTL           time.Duration
 	KeepaliveInterval time.Duration
 	KeepaliveTimeout  time.Duration
 	FrameTimeout      time.Duration
@@ -48,7 +55,13 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate chain for --tls-listen")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key for --tls-listen")
 	fs.StringVar(&c.TLSClientCA, "tls-client-ca", "", "PEM CA bundle; when set, TLS clients must present a certificate it signed")
+	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:8080", "stateless JSON-RPC 2.0 front door, POST /rpc (empty: off)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:9400", "address of /metrics, /healthz and /readyz (empty: off)")
+	fs.StringVar(&c.SkillsDir, "skills-dir", "", "folder searched (at any depth) for skill packages; empty serves only the built-in guide")
+	fs.BoolVar(&c.WatchSkills, "watch-skills", true, "reload skills when files under --skills-dir change (SIGHUP always reloads)")
+	fs.StringVar(&c.DataDir, "data-dir", "", "folder of the blob store; empty keeps blobs in memory only")
+	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", skills.DefaultMaxBlobSize, "largest blob accepted, in bytes")
+	fs.DurationVar(&c.BlobTTL, "blob-ttl", skills.DefaultBlobTTL, "blobs older than this are removed (0: keep forever)")
 	fs.DurationVar(&c.KeepaliveInterval, "keepalive-interval", d.KeepaliveInterval, "send a _Keepalive after this long without traffic")
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
 	fs.DurationVar(&c.FrameTimeout, "frame-timeout", d.FrameTimeout, "abort when a frame that has begun does not complete within this")
@@ -114,14 +127,20 @@ func checkKeys(v *viper.Viper, fs *pflag.FlagSet) error {
 // validate checks what the packages' own validation does not.
 func (c *serveConfig) validate() error {
 	var errs []error
-	if c.Listen == "" && c.TLSListen == "" {
-		errs = append(errs, errors.New("nothing to serve: both --listen and --tls-listen are empty"))
+	if c.Listen == "" && c.TLSListen == "" && c.HTTPListen == "" {
+		errs = append(errs, errors.New("nothing to serve: --listen, --tls-listen and --http-listen are all empty"))
 	}
 	if c.TLSListen != "" && (c.TLSCert == "" || c.TLSKey == "") {
 		errs = append(errs, errors.New("--tls-listen needs --tls-cert and --tls-key"))
 	}
 	if c.TLSClientCA != "" && c.TLSListen == "" {
 		errs = append(errs, errors.New("--tls-client-ca needs --tls-listen"))
+	}
+	if c.MaxBlobSize <= 0 {
+		errs = append(errs, errors.New("--max-blob-size must be positive"))
+	}
+	if c.BlobTTL < 0 {
+		errs = append(errs, errors.New("--blob-ttl must not be negative"))
 	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, errors.New("--drain-timeout must not be negative"))

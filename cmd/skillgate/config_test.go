@@ -65,7 +65,7 @@ func TestValidate(t *testing.T) {
 	require.NoError(t, cfg.validate())
 	cfg.TLSListen = "127.0.0.1:7443"
 	assert.ErrorContains(t, cfg.validate(), "--tls-cert")
-	cfg.TLSListen, cfg.Listen = "", ""
+	cfg.TLSListen, cfg.Listen, cfg.HTTPListen = "", "", ""
 	assert.ErrorContains(t, cfg.validate(), "nothing to serve")
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -43,7 +44,7 @@ type gatewayProcess struct {
 
 func startGateway(t *testing.T, args ...string) *gatewayProcess {
 	t.Helper()
-	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"}, args...)
+	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"}, args...)
 	cmd := exec.Command(binary, args...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -80,9 +81,12 @@ func startGateway(t *testing.T, args ...string) *gatewayProcess {
 	}
 }
 
+// runCLI runs the binary to completion; a run that would hang is killed.
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -132,10 +136,10 @@ func TestServeCallAndDrain(t *testing.T) {
 }
 
 func TestServeRefusesBadConfig(t *testing.T) {
-	_, stderr, code := runCLI(t, "serve", "--listen", "", "--metrics-listen", "")
+	_, stderr, code := runCLI(t, "serve", "--listen", "", "--http-listen", "", "--metrics-listen", "")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "nothing to serve")
-	_, stderr, code = runCLI(t, "serve", "--max-message-size", "100")
+	_, stderr, code = runCLI(t, "serve", "--max-message-size", "100", "--http-listen", "")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "max message size")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	stdlog "log"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -21,4 +22,10 @@ func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
 		out = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
 	}
 	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// httpErrorLog routes net/http's own error messages (TLS handshake noise,
+// malformed requests) into the structured log.
+func httpErrorLog(log zerolog.Logger) *stdlog.Logger {
+	return stdlog.New(log.With().Str("component", "http").Logger(), "", 0)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skills"
 )
 
 func newServeCommand() *cobra.Command {
@@ -53,7 +54,10 @@ type gateway struct {
 	log     zerolog.Logger
 	metrics *metrics.Metrics
 	health  metrics.Health
+	skills  *skills.Registry
+	blobs   skills.BlobStore
 	framed  *session.Server
+	rpc     *http.Server
 	ops     *http.Server
 	errc    chan error // fatal listener errors
 }
@@ -63,6 +67,7 @@ func runServe(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer g.close()
 	if err := g.listen(); err != nil {
 		_ = g.framed.Close()
 		return err
@@ -74,6 +79,14 @@ func runServe(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 
 func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	g := &gateway{cfg: cfg, log: log, metrics: metrics.New(buildVersion()), errc: make(chan error, 4)}
+	var err error
+	if g.skills, err = openSkills(cfg, log, g.metrics); err != nil {
+		return nil, err
+	}
+	if g.blobs, err = openBlobs(cfg, log, g.metrics); err != nil {
+		g.close()
+		return nil, err
+	}
 	sc := cfg.session()
 	sc.Logger = log.With().Str("component", "session").Logger()
 	sc.Metrics = g.metrics
@@ -84,12 +97,25 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		},
 		Logger:  log.With().Str("component", "dispatch").Logger(),
 		Metrics: g.metrics,
+		Skills:  g.skills,
+		Blobs:   g.blobs,
 	})
 	srv, err := session.NewServer(sc, d)
 	if err != nil {
+		g.close()
 		return nil, err
 	}
 	g.framed = srv
+	rpc := d.HTTPHandler(dispatch.HTTPOptions{
+		MaxBodyBytes:     int64(sc.MaxMessageSize),
+		MaxResponseBytes: sc.MaxMessageSize,
+	})
+	g.rpc = &http.Server{
+		Handler:           d.ServeHTTPWithLogging(rpc),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          httpErrorLog(log),
+	}
 	return g, nil
 }
 
@@ -112,6 +138,13 @@ func (g *gateway) listen() error {
 			return fmt.Errorf("--tls-listen: %w", err)
 		}
 		g.serveFramed(tls.NewListener(ln, tc), "tls")
+	}
+	if a := g.cfg.HTTPListen; a != "" {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return fmt.Errorf("--http-listen: %w", err)
+		}
+		g.serveHTTP(g.rpc, ln, "http")
 	}
 	if a := g.cfg.MetricsListen; a != "" {
 		ln, err := net.Listen("tcp", a)
@@ -166,6 +199,16 @@ func (g *gateway) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
+// close releases what newGateway opened.
+func (g *gateway) close() {
+	if g.skills != nil {
+		_ = g.skills.Close()
+	}
+	if g.blobs != nil {
+		_ = g.blobs.Close()
+	}
+}
+
 // waitAndShutdown runs until SIGTERM/SIGINT (or a listener failure), then
 // drains: readiness goes false, new connections are refused, in-flight
 // requests get --drain-timeout to finish, every connection is told
@@ -174,13 +217,25 @@ func (g *gateway) waitAndShutdown(ctx context.Context) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	var fatal error
-	select {
-	case s := <-sigs:
-		g.log.Info().Str("signal", s.String()).Dur("drain_timeout", g.cfg.DrainTimeout).Msg("draining")
-	case fatal = <-g.errc:
-		g.log.Error().Err(fatal).Msg("listener failed; shutting down")
-	case <-ctx.Done():
+wait:
+	for {
+		select {
+		case <-hup:
+			g.log.Info().Msg("SIGHUP: reloading skills")
+			reloadSkills(g.skills, g.log, g.metrics)
+		case s := <-sigs:
+			g.log.Info().Str("signal", s.String()).Dur("drain_timeout", g.cfg.DrainTimeout).Msg("draining")
+			break wait
+		case fatal = <-g.errc:
+			g.log.Error().Err(fatal).Msg("listener failed; shutting down")
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
 	}
 	g.health.SetNotReady("draining")
 	drainCtx, cancel := context.WithTimeout(context.Background(), g.cfg.DrainTimeout)
@@ -193,9 +248,17 @@ func (g *gateway) waitAndShutdown(ctx context.Context) error {
 		case <-drainCtx.Done():
 		}
 	}()
+	httpDone := make(chan struct{})
+	go func() {
+		defer close(httpDone)
+		if err := g.rpc.Shutdown(drainCtx); err != nil {
+			_ = g.rpc.Close()
+		}
+	}()
 	if err := g.framed.Shutdown(drainCtx); err != nil {
 		g.log.Warn().Err(err).Msg("drain timeout reached; remaining requests canceled")
 	}
+	<-httpDone
 	if g.ops != nil {
 		_ = g.ops.Close()
 	}

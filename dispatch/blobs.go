@@ -1,0 +1,130 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"strconv"
+
+	"github.com/skillgate/skillgate/skills"
+	"github.com/skillgate/skillgate/transport"
+)
+
+// DefaultSampleBytes is read_blob's max_bytes when the client gives none.
+const DefaultSampleBytes = 4096
+
+func (d *Dispatcher) registerBlobs() {
+	d.Register(MethodCreateBlob, []string{"CreateBlob"}, d.createBlob)
+	d.Register(MethodReadBlob, []string{"ReadBlob"}, d.readBlob)
+}
+
+// CreateBlobResult is the result of create_blob.
+type CreateBlobResult struct {
+	BlobID    string `json:"blob_id"`
+	SizeBytes int64  `json:"size_bytes"`
+	Kind      string `json:"kind"`
+	SHA256    string `json:"sha256"`
+}
+
+func (d *Dispatcher) createBlob(ctx context.Context, call *Call) (any, error) {
+	p := newParams(call.Params)
+	content := p.str("content", true)
+	kind := p.String("kind")
+	encoding := p.Enum("encoding", "", EncodingUTF8, EncodingBase64)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if kind == "" {
+		kind = "text/plain"
+	}
+	kind, err := skills.NormalizeKind(kind)
+	if err != nil {
+		return nil, paramErr("kind", "must be a MIME type such as text/plain, text/csv or application/json")
+	}
+	if encoding == "" {
+		encoding = EncodingUTF8
+		if !skills.IsTextKind(kind) {
+			encoding = EncodingBase64
+		}
+	}
+	data := []byte(content)
+	if encoding == EncodingBase64 {
+		if data, err = base64.StdEncoding.DecodeString(content); err != nil {
+			return nil, paramErr("content", "must be base64 (standard alphabet, padded) for kind "+kind+
+				`; send text kinds as plain strings or set "encoding":"utf-8"`)
+		}
+	}
+	info, err := d.opts.Blobs.Put(ctx, d.opts.Blobs.NewID(), kind, bytes.NewReader(data))
+	if errors.Is(err, skills.ErrBlobTooLarge) {
+		return nil, transport.AppError(CodeBlobTooLarge, "The blob is larger than the gateway accepts.").
+			WithDetails(err.Error())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &CreateBlobResult{BlobID: info.ID, SizeBytes: info.Size, Kind: info.Kind, SHA256: info.SHA256}, nil
+}
+
+// ReadBlobResult is the result of read_blob.
+type ReadBlobResult struct {
+	BlobID    string `json:"blob_id"`
+	Kind      string `json:"kind"`
+	SizeBytes int64  `json:"size_bytes"`
+	Encoding  string `json:"encoding"`
+	Content   string `json:"content"`
+	Truncated bool   `json:"truncated"`
+}
+
+func (d *Dispatcher) readBlob(ctx context.Context, call *Call) (any, error) {
+	p := newParams(call.Params)
+	id := p.RequiredString("blob_id")
+	mode := p.Enum("mode", string(skills.SampleHead), string(skills.SampleHead), string(skills.SampleTail), string(skills.SampleFull))
+	maxBytes := p.Int("max_bytes", 0, 1, 1<<40)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if skills.ValidateBlobID(id) != nil {
+		return nil, paramErr("blob_id", `must be a blob id such as "blob:3f2a…" as returned by create_blob`)
+	}
+	b, err := d.opts.Blobs.Open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	info := b.Info()
+	text := skills.IsTextKind(info.Kind)
+	limit := d.sampleLimit(text)
+	if mode == string(skills.SampleFull) && info.Size > limit {
+		return nil, paramErr("mode", "full cannot return this blob: it is "+strconv.FormatInt(info.Size, 10)+
+			" bytes and one response carries at most "+strconv.FormatInt(limit, 10)+
+			`; read it with "mode":"sample_head" or "sample_tail" and max_bytes`)
+	}
+	want := int64(DefaultSampleBytes)
+	if maxBytes > 0 {
+		want = maxBytes
+	}
+	if mode == string(skills.SampleFull) {
+		want = max(info.Size, 1)
+	}
+	data, truncated, err := skills.ReadSample(b, skills.SampleMode(mode), min(want, limit))
+	if err != nil {
+		return nil, err
+	}
+	pl, n := encodePayload(data, text, d.contentBudget())
+	return &ReadBlobResult{
+		BlobID: info.ID, Kind: info.Kind, SizeBytes: info.Size, Encoding: pl.Encoding, Content: pl.Content,
+		Truncated: truncated || n < len(data),
+	}, nil
+}
+
+// sampleLimit is the most raw bytes one read_blob response can carry:
+// base64 grows data by a third, and text is assumed to need little escaping
+// (encodePayload still cuts it to the budget).
+func (d *Dispatcher) sampleLimit(text bool) int64 {
+	budget := int64(d.contentBudget())
+	if text {
+		return budget
+	}
+	return budget / 4 * 3
+}

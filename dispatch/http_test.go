@@ -1,0 +1,133 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The batch example of the JSON-RPC 2.0 specification (spec 003), on
+// methods of ours: notifications get no entry, an invalid member gets
+// -32600 with id null, an unknown method -32601 with its id.
+func TestHTTPBatch(t *testing.T) {
+	e := newEnv(t, examplesDir())
+	status, out := postRPC(t, e.http.URL, `[
+		{"jsonrpc":"2.0","method":"list_skills","params":{"limit":1},"id":"1"},
+		{"jsonrpc":"2.0","method":"load_skills_protocol_guide","params":{}},
+		{"jsonrpc":"2.0","method":"describe_skill","params":{"name":"acme.math.add","detail":"manifest"},"id":2},
+		{"foo":"boo"},
+		{"jsonrpc":"2.0","method":"foo.get","params":{"name":"myself"},"id":"5"},
+		{"jsonrpc":"2.0","method":"load_skills_protocol_guide","id":"9"}
+	]`)
+	require.Equal(t, http.StatusOK, status)
+	var resp []struct {
+		ID     json.RawMessage
+		Result json.RawMessage
+		Error  *struct {
+			Code int
+			Data struct {
+				StringCode string `json:"string_code"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(out, &resp), "%s", out)
+	require.Len(t, resp, 5)
+	assert.Equal(t, `"1"`, string(resp[0].ID))
+	assert.NotNil(t, resp[0].Result)
+	assert.Equal(t, `2`, string(resp[1].ID), "numeric ids are echoed as numbers")
+	assert.Equal(t, `null`, string(resp[2].ID))
+	assert.Equal(t, -32600, resp[2].Error.Code)
+	assert.Equal(t, `"5"`, string(resp[3].ID))
+	assert.Equal(t, -32601, resp[3].Error.Code)
+	assert.Equal(t, "JSONRPC_METHOD_NOT_FOUND", resp[3].Error.Data.StringCode)
+	assert.Equal(t, `"9"`, string(resp[4].ID), "params may be omitted over HTTP")
+	assert.NotNil(t, resp[4].Result)
+}
+
+func TestHTTPStatuses(t *testing.T) {
+	e := newEnv(t, examplesDir())
+	cases := []struct {
+		name, body string
+		status     int
+		code       int
+	}{
+		{"malformed JSON", `{"jsonrpc":"2.0",`, http.StatusBadRequest, -32700},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"method\":\"x\xff\"}", http.StatusBadRequest, -32700},
+		{"empty body", ``, http.StatusBadRequest, -32700},
+		{"empty batch", `[]`, http.StatusOK, -32600},
+		{"not an object", `"hello"`, http.StatusOK, -32600},
+		{"object id", `{"jsonrpc":"2.0","method":"list_skills","id":{}}`, http.StatusOK, -32600},
+		{"wrong version", `{"jsonrpc":"1.0","method":"list_skills","id":1}`, http.StatusOK, -32600},
+		{"case matters", `{"JSONRPC":"2.0","METHOD":"list_skills","id":1}`, http.StatusOK, -32600},
+		{"positional params", `{"jsonrpc":"2.0","method":"list_skills","params":[1],"id":1}`, http.StatusOK, -32602},
+		{"too large", `{"jsonrpc":"2.0","method":"list_skills","params":{"x":"` + strings.Repeat("a", testMaxMessage) + `"},"id":1}`, http.StatusRequestEntityTooLarge, -32600},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out := postRPC(t, e.http.URL, tc.body)
+			assert.Equal(t, tc.status, status)
+			var resp struct {
+				Error struct{ Code int }
+			}
+			require.NoError(t, json.Unmarshal(out, &resp), "%s", out)
+			assert.Equal(t, tc.code, resp.Error.Code)
+		})
+	}
+
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","method":"list_skills","params":{}}`,
+		`[{"jsonrpc":"2.0","method":"list_skills"},{"jsonrpc":"2.0","method":"nope"}]`,
+	} {
+		status, out := postRPC(t, e.http.URL, body)
+		assert.Equal(t, http.StatusNoContent, status, "notifications only: %s", body)
+		assert.Empty(t, out)
+	}
+
+	resp, err := http.Get(e.http.URL + "/rpc")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, "POST", resp.Header.Get("Allow"))
+	resp, err = http.Post(e.http.URL+"/other", "application/json", bytes.NewBufferString(`{}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	var many strings.Builder
+	many.WriteString("[")
+	for i := range maxBatch + 1 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		many.WriteString(`{"jsonrpc":"2.0","method":"list_skills","id":1}`)
+	}
+	many.WriteString("]")
+	status, out := postRPC(t, e.http.URL, many.String())
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, string(out), "at most 100")
+}
+
+// A panicking method answers INTERNAL_ERROR on both front doors, is
+// counted, and the connection lives on.
+func TestPanicRecovered(t *testing.T) {
+	e := newEnv(t, "")
+	e.d.Register("boom", nil, func(context.Context, *Call) (any, error) { panic("kaboom") })
+	for _, c := range e.fronts() {
+		_, err := c.call("boom", `{}`)
+		require.NotNil(t, err)
+		assert.Equal(t, "INTERNAL_ERROR", err.EffectiveCode())
+		assert.NotContains(t, err.Message+err.Details, "kaboom")
+		_, err = c.call("list_skills", `{}`)
+		assert.Nil(t, err)
+	}
+	assert.Equal(t, 2.0, testutil.ToFloat64(e.metrics.Panics))
+	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "boom", "INTERNAL_ERROR")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("framed", "list_skills", "ok")))
+}

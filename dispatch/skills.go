@@ -1,0 +1,209 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/skillgate/skillgate/skills"
+	"github.com/skillgate/skillgate/transport"
+)
+
+// Canonical Skills Protocol method names.
+const (
+	MethodListSkills    = "list_skills"
+	MethodDescribeSkill = "describe_skill"
+	MethodReadSkillFile = "read_skill_file"
+	MethodExecuteSkill  = "execute_skill"
+	MethodRunCode       = "run_code"
+	MethodCreateBlob    = "create_blob"
+	MethodReadBlob      = "read_blob"
+	MethodLoadGuide     = "load_skills_protocol_guide"
+)
+
+// CatalogSource gives the current skill catalog; *skills.Registry is one.
+type CatalogSource interface {
+	Catalog() *skills.Catalog
+}
+
+func init() {
+	domainErrors = append(domainErrors,
+		domainError{skills.ErrSkillNotFound, func(err error) *transport.Error {
+			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Skill not found.",
+				StringCode: CodeSkillNotFound, Details: err.Error()}
+		}},
+		domainError{skills.ErrBlobNotFound, func(err error) *transport.Error {
+			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Blob not found.",
+				StringCode: CodeBlobNotFound, Details: err.Error() + "; blobs expire after the gateway's blob TTL"}
+		}},
+	)
+}
+
+func (d *Dispatcher) registerSkills() {
+	d.Register(MethodListSkills, []string{"ListSkills"}, d.listSkills)
+	d.Register(MethodDescribeSkill, []string{"DescribeSkill"}, d.describeSkill)
+	d.Register(MethodReadSkillFile, []string{"ReadSkillFile"}, d.readSkillFile)
+	d.Register(MethodLoadGuide, []string{"LoadSkillsProtocolGuide"}, d.loadGuide)
+}
+
+// SkillEntry is one skill in list_skills.
+type SkillEntry struct {
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Description string `json:"description,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+}
+
+// ListSkillsResult is the result of list_skills.
+type ListSkillsResult struct {
+	Skills     []SkillEntry `json:"skills"`
+	NextCursor *string      `json:"next_cursor"`
+}
+
+func (d *Dispatcher) listSkills(_ context.Context, call *Call) (any, error) {
+	p := newParams(call.Params)
+	q := skills.ListQuery{Namespace: p.String("namespace"), Cursor: p.String("cursor")}
+	detail := p.Enum("detail", "names", "names", "summary")
+	q.Limit = int(p.Int("limit", skills.DefaultListLimit, 1, 1<<31-1))
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	page, err := d.catalog().List(q)
+	if errors.Is(err, skills.ErrInvalidCursor) {
+		return nil, paramErr("cursor", "is not a cursor returned by list_skills for this namespace")
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &ListSkillsResult{Skills: make([]SkillEntry, 0, len(page.Skills))}
+	for _, s := range page.Skills {
+		e := SkillEntry{Name: s.Manifest.Name, Version: s.Manifest.Version}
+		if detail == "summary" {
+			e.Description, e.Namespace, e.Kind = s.Manifest.Description, s.Namespace, string(s.Manifest.Kind)
+		}
+		res.Skills = append(res.Skills, e)
+	}
+	if page.NextCursor != "" {
+		res.NextCursor = &page.NextCursor
+	}
+	return res, nil
+}
+
+// SkillDescription is the "skill" of describe_skill; fields beyond the
+// manifest depend on the detail asked for.
+type SkillDescription struct {
+	Name     string          `json:"name"`
+	Version  string          `json:"version"`
+	Manifest skills.Manifest `json:"manifest"`
+	// summary and full
+	Namespace        string   `json:"namespace,omitempty"`
+	Kind             string   `json:"kind,omitempty"`
+	Description      string   `json:"description,omitempty"`
+	Title            string   `json:"title,omitempty"`
+	ShortDescription string   `json:"short_description,omitempty"`
+	Tags             []string `json:"tags,omitempty"`
+	Versions         []string `json:"versions,omitempty"`
+	Source           string   `json:"source,omitempty"`
+	// full
+	FrontMatter map[string]any    `json:"front_matter,omitempty"`
+	SkillMD     *string           `json:"skill_md,omitempty"`
+	Files       []skills.FileInfo `json:"files,omitempty"`
+	Digest      string            `json:"digest,omitempty"`
+}
+
+func (d *Dispatcher) describeSkill(_ context.Context, call *Call) (any, error) {
+	p := newParams(call.Params)
+	name, version := p.RequiredString("name"), p.String("version")
+	detail := p.Enum("detail", "summary", "manifest", "summary", "full")
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	cat := d.catalog()
+	s, err := cat.Resolve(name, version)
+	if err != nil {
+		return nil, err
+	}
+	desc := SkillDescription{Name: s.Manifest.Name, Version: s.Manifest.Version, Manifest: s.Manifest}
+	if detail != "manifest" {
+		desc.Namespace, desc.Kind, desc.Description = s.Namespace, string(s.Manifest.Kind), s.Manifest.Description
+		desc.Title, desc.ShortDescription, desc.Tags = s.Title, s.ShortDescription, s.Tags
+		desc.Versions, desc.Source = cat.Versions(s.Manifest.Name), string(s.Source)
+	}
+	if detail == "full" {
+		body := s.Body
+		desc.FrontMatter, desc.SkillMD, desc.Files, desc.Digest = s.Front, &body, s.Files(), s.Digest()
+	}
+	return map[string]any{"skill": desc}, nil
+}
+
+// SkillFile is the result of read_skill_file.
+type SkillFile struct {
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	Path       string `json:"path"`
+	SizeBytes  int64  `json:"size_bytes"`
+	SHA256     string `json:"sha256"`
+	Offset     int64  `json:"offset"`
+	Encoding   string `json:"encoding"`
+	Content    string `json:"content"`
+	Truncated  bool   `json:"truncated"`
+	NextOffset *int64 `json:"next_offset,omitempty"`
+}
+
+func (d *Dispatcher) readSkillFile(_ context.Context, call *Call) (any, error) {
+	p := newParams(call.Params)
+	name, version, path := p.RequiredString("name"), p.String("version"), p.RequiredString("path")
+	offset := p.Int("offset", 0, 0, 1<<40)
+	maxBytes := p.Int("max_bytes", 0, 1, 1<<40)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	s, err := d.catalog().Resolve(name, version)
+	if err != nil {
+		return nil, err
+	}
+	data, info, err := s.ReadFile(path)
+	switch {
+	case errors.Is(err, skills.ErrPathRefused):
+		return nil, paramErr("path", "must be a relative path inside the skill's folder (no '..', no absolute paths, no links out)")
+	case errors.Is(err, skills.ErrFileNotFound):
+		return nil, paramErr("path", "names no file of "+s.Manifest.Name+" "+s.Manifest.Version+
+			" (describe_skill with detail \"full\" lists the files)")
+	case err != nil:
+		return nil, err
+	}
+	if offset > int64(len(data)) {
+		return nil, paramErr("offset", "is past the end of the file ("+strconv.Itoa(len(data))+" bytes)")
+	}
+	rest := data[offset:]
+	budget := d.contentBudget()
+	if maxBytes > 0 && int(maxBytes) < len(rest) {
+		rest = rest[:maxBytes]
+	}
+	pl, n := encodePayload(rest, isText(data), budget)
+	res := &SkillFile{
+		Name: s.Manifest.Name, Version: s.Manifest.Version, Path: info.Path, SizeBytes: info.Size,
+		SHA256: info.SHA256, Offset: offset, Encoding: pl.Encoding, Content: pl.Content,
+		Truncated: offset+int64(n) < int64(len(data)),
+	}
+	if res.Truncated {
+		next := offset + int64(n)
+		res.NextOffset = &next
+	}
+	return res, nil
+}
+
+func (d *Dispatcher) loadGuide(_ context.Context, call *Call) (any, error) {
+	if err := newParams(call.Params).Err(); err != nil {
+		return nil, err
+	}
+	return map[string]string{"content": skills.Guide()}, nil
+}
+
+func (d *Dispatcher) catalog() *skills.Catalog { return d.opts.Skills.Catalog() }
+
+// contentBudget is how many bytes of encoded content one response may carry.
+func (d *Dispatcher) contentBudget() int {
+	return max(d.opts.Info.MaxMessageSize-responseOverhead, 1024)
+}

@@ -1,0 +1,217 @@
+package skills
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"mime"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Blob store defaults.
+const (
+	DefaultMaxBlobSize int64 = 64 << 20
+	DefaultBlobTTL           = 24 * time.Hour
+	blobIDPrefix             = "blob:"
+	blobIDHexLen             = 32 // 128 bits
+	maxKindLen               = 127
+)
+
+// BlobInfo is the metadata kept with every blob.
+type BlobInfo struct {
+	ID      string    `json:"blob_id"`
+	Kind    string    `json:"kind"` // normalized MIME type
+	Size    int64     `json:"size_bytes"`
+	SHA256  string    `json:"sha256"` // lowercase hex
+	Created time.Time `json:"created"`
+}
+
+// Blob is an open blob. It holds a lease: TTL cleanup never removes a blob
+// while it is open. Close releases the lease and is idempotent. ReadAt is
+// safe for concurrent use and reads only the blob's content (io.EOF past
+// Info().Size).
+type Blob interface {
+	io.ReaderAt
+	Info() BlobInfo
+	Close() error
+}
+
+// BlobStore stores immutable blobs by id. Implementations are safe for
+// concurrent use; the embedded default is FSStore, MemStore serves tests,
+// and an S3-compatible backend can implement the same contract.
+type BlobStore interface {
+	// NewID returns a fresh random id ("blob:" + 32 lowercase hex digits).
+	NewID() string
+	// Put stores the content of r under id (from NewID) with a MIME kind.
+	// It is all or nothing: on any error, ctx cancellation included, no
+	// blob is visible. Errors: ErrInvalidBlobID, ErrInvalidKind,
+	// ErrBlobExists, ErrBlobTooLarge, ErrStoreClosed.
+	Put(ctx context.Context, id, kind string, r io.Reader) (BlobInfo, error)
+	// Stat returns a blob's metadata or ErrBlobNotFound.
+	Stat(ctx context.Context, id string) (BlobInfo, error)
+	// Open returns the blob for reading; the caller must Close it.
+	Open(ctx context.Context, id string) (Blob, error)
+	// Sweep removes the blobs older than the TTL that nobody holds open.
+	Sweep(ctx context.Context) (removed int, err error)
+	// Usage returns the number of blobs and the sum of their sizes.
+	Usage() (count int, bytes int64)
+	// Close stops background work; open Blobs stay readable.
+	Close() error
+}
+
+// NewBlobID returns "blob:" followed by 128 bits from crypto/rand in
+// lowercase hex. Ids never derive from user input.
+func NewBlobID() string {
+	var b [blobIDHexLen / 2]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return blobIDPrefix + hex.EncodeToString(b[:])
+}
+
+// ValidateBlobID checks id strictly (no other form can reach a file path).
+func ValidateBlobID(id string) error {
+	hexPart, ok := strings.CutPrefix(id, blobIDPrefix)
+	if !ok || len(hexPart) != blobIDHexLen || !isLowerHex(hexPart) {
+		return fmt.Errorf("%q: %w", clipActual(id), ErrInvalidBlobID)
+	}
+	return nil
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// NormalizeKind validates a MIME type "type/subtype" with optional
+// parameters ("text/plain; charset=utf-8"), at most 127 characters, each
+// name an RFC 6838 restricted-name, and returns it in canonical form
+// (lowercase type and subtype).
+func NormalizeKind(kind string) (string, error) {
+	if kind == "" || len(kind) > maxKindLen {
+		return "", fmt.Errorf("kind %q: want a MIME type of 1-%d characters: %w", clipActual(kind), maxKindLen, ErrInvalidKind)
+	}
+	mt, params, err := mime.ParseMediaType(kind)
+	if err != nil {
+		return "", fmt.Errorf("kind %q: %v: %w", kind, err, ErrInvalidKind)
+	}
+	typ, sub, ok := strings.Cut(mt, "/")
+	if !ok || !restrictedName(typ) || !restrictedName(sub) {
+		return "", fmt.Errorf("kind %q: want type/subtype: %w", kind, ErrInvalidKind)
+	}
+	out := mime.FormatMediaType(mt, params)
+	if out == "" || len(out) > maxKindLen {
+		return "", fmt.Errorf("kind %q: %w", kind, ErrInvalidKind)
+	}
+	return out, nil
+}
+
+// restrictedName is RFC 6838 §4.2: 1-127 of [A-Za-z0-9!#$&^_.+-],
+// starting with a letter or digit.
+func restrictedName(s string) bool {
+	if s == "" || len(s) > maxKindLen || !isAlnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isAlnum(s[i]) && !strings.ContainsRune("!#$&^_.+-", rune(s[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// IsTextKind reports whether blobs of this kind carry text (sent as UTF-8
+// rather than base64): text/*, JSON, XML, YAML, TOML, JavaScript, CSV and
+// the +json / +xml structured syntaxes.
+func IsTextKind(kind string) bool {
+	mt, _, err := mime.ParseMediaType(kind)
+	if err != nil {
+		return false
+	}
+	typ, sub, _ := strings.Cut(mt, "/")
+	if typ == "text" || strings.HasSuffix(sub, "+json") || strings.HasSuffix(sub, "+xml") || strings.HasSuffix(sub, "+yaml") {
+		return true
+	}
+	switch mt {
+	case "application/json", "application/x-ndjson", "application/xml", "application/yaml",
+		"application/x-yaml", "application/toml", "application/javascript", "application/csv":
+		return true
+	}
+	return false
+}
+
+// SampleMode selects what ReadSample returns.
+type SampleMode string
+
+// The read_blob modes.
+const (
+	SampleHead SampleMode = "sample_head"
+	SampleTail SampleMode = "sample_tail"
+	SampleFull SampleMode = "full"
+)
+
+// ReadSample reads at most maxBytes (> 0) of b: the first bytes
+// (SampleHead), the last ones (SampleTail), or all of it (SampleFull,
+// which fails with ErrFullReadTooLarge when the blob is larger).
+// truncated tells that bytes were left out. For text kinds a cut never
+// splits a UTF-8 sequence, so a sample may be up to 3 bytes shorter.
+func ReadSample(b Blob, mode SampleMode, maxBytes int64) (data []byte, truncated bool, err error) {
+	if maxBytes <= 0 {
+		return nil, false, fmt.Errorf("read sample: max_bytes must be positive: %w", ErrInvalidSample)
+	}
+	info := b.Info()
+	n := min(maxBytes, info.Size)
+	var off int64
+	switch mode {
+	case SampleHead:
+	case SampleTail:
+		off = info.Size - n
+	case SampleFull:
+		if info.Size > maxBytes {
+			return nil, false, fmt.Errorf("read %s: %d bytes: %w", info.ID, info.Size, ErrFullReadTooLarge)
+		}
+	default:
+		return nil, false, fmt.Errorf("read sample: mode %q: %w", clipActual(string(mode)), ErrInvalidSample)
+	}
+	data = make([]byte, n)
+	if _, err := b.ReadAt(data, off); err != nil && err != io.EOF {
+		return nil, false, fmt.Errorf("read %s: %w", info.ID, err)
+	}
+	truncated = n < info.Size
+	if truncated && IsTextKind(info.Kind) {
+		data = trimPartialRunes(data, mode == SampleTail)
+	}
+	return data, truncated, nil
+}
+
+// trimPartialRunes drops a UTF-8 sequence cut by sampling: at the end of
+// a head sample, at the start of a tail sample.
+func trimPartialRunes(b []byte, atStart bool) []byte {
+	if atStart {
+		for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
+			if utf8.RuneStart(b[i]) {
+				return b[i:]
+			}
+		}
+		return b
+	}
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return b
+			}
+			return b[:i]
+		}
+	}
+	return b
+}

@@ -1,0 +1,103 @@
+package skills
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"time"
+)
+
+// MemOptions configures a MemStore; zero values as in FSOptions.
+type MemOptions struct {
+	MaxBlobSize int64
+	TTL         time.Duration
+	Now         func() time.Time
+}
+
+// MemStore is an in-memory BlobStore with the semantics of FSStore (size
+// limit, TTL, leases) and no persistence or janitor: call Sweep. For tests
+// and single-process tools.
+type MemStore struct {
+	max int64
+	ttl time.Duration
+	now func() time.Time
+	idx blobIndex
+}
+
+// NewMemStore returns an empty store.
+func NewMemStore(opts MemOptions) *MemStore {
+	s := &MemStore{max: opts.MaxBlobSize, ttl: opts.TTL, now: opts.Now, idx: newBlobIndex()}
+	if s.max <= 0 {
+		s.max = DefaultMaxBlobSize
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// NewID implements BlobStore.
+func (s *MemStore) NewID() string { return NewBlobID() }
+
+// Put implements BlobStore.
+func (s *MemStore) Put(ctx context.Context, id, kind string, r io.Reader) (BlobInfo, error) {
+	kind, err := checkPut(id, kind)
+	if err != nil {
+		return BlobInfo{}, fmt.Errorf("put blob: %w", err)
+	}
+	if err := s.idx.reserve(id); err != nil {
+		return BlobInfo{}, fmt.Errorf("put %s: %w", id, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(ctxReader{ctx, r}, s.max+1))
+	if err == nil && int64(len(data)) > s.max {
+		err = tooLarge(int64(len(data)), s.max)
+	}
+	if err != nil {
+		s.idx.unreserve(id)
+		return BlobInfo{}, fmt.Errorf("put %s: %w", id, err)
+	}
+	sum := sha256.Sum256(data)
+	info := BlobInfo{ID: id, Kind: kind, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), Created: s.now().UTC()}
+	s.idx.commit(&blobEntry{info: info, data: data})
+	return info, nil
+}
+
+// Stat implements BlobStore.
+func (s *MemStore) Stat(_ context.Context, id string) (BlobInfo, error) {
+	info, err := s.idx.stat(id)
+	if err != nil {
+		return BlobInfo{}, fmt.Errorf("stat %s: %w", clipActual(id), err)
+	}
+	return info, nil
+}
+
+// Open implements BlobStore.
+func (s *MemStore) Open(_ context.Context, id string) (Blob, error) {
+	e, err := s.idx.acquire(id)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", clipActual(id), err)
+	}
+	r := bytes.NewReader(e.data)
+	return &leasedBlob{SectionReader: io.NewSectionReader(r, 0, e.info.Size), info: e.info,
+		onClose: func() error { s.idx.release(e); return nil }}, nil
+}
+
+// Sweep implements BlobStore.
+func (s *MemStore) Sweep(_ context.Context) (int, error) {
+	if s.ttl <= 0 {
+		return 0, nil
+	}
+	return len(s.idx.takeExpired(s.now(), s.ttl)), nil
+}
+
+// Usage implements BlobStore.
+func (s *MemStore) Usage() (int, int64) { return s.idx.usage() }
+
+// Close implements BlobStore.
+func (s *MemStore) Close() error {
+	s.idx.close()
+	return nil
+}

@@ -1,0 +1,176 @@
+package skills
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// DefaultWatchDebounce is how long the watcher waits for a burst of file
+// events to settle before reloading.
+const DefaultWatchDebounce = 250 * time.Millisecond
+
+// Options configures a Registry. Zero values take the documented defaults.
+type Options struct {
+	// Dir is the skills root, searched at any depth. Empty serves only the
+	// built-in skills.
+	Dir    string
+	Logger zerolog.Logger
+	// Watch reloads on file changes under Dir (fsnotify, debounced).
+	Watch bool
+	// WatchDebounce defaults to DefaultWatchDebounce.
+	WatchDebounce time.Duration
+	// MaxSkillFiles defaults to DefaultMaxSkillFiles (512).
+	MaxSkillFiles int
+	// MaxSkillBytes defaults to DefaultMaxSkillBytes (16 MiB).
+	MaxSkillBytes int64
+	// OnReload, when set, is called after every successful load with the
+	// new catalog and its report (metrics, change notifications). It runs
+	// while reloads are serialized: it must not call Reload or Close.
+	OnReload func(*Catalog, LoadReport)
+}
+
+// Validate rejects negative limits.
+func (o Options) Validate() error {
+	if o.MaxSkillFiles < 0 || o.MaxSkillBytes < 0 || o.WatchDebounce < 0 {
+		return errors.New("skills options: limits and debounce must not be negative")
+	}
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxSkillFiles == 0 {
+		o.MaxSkillFiles = DefaultMaxSkillFiles
+	}
+	if o.MaxSkillBytes == 0 {
+		o.MaxSkillBytes = DefaultMaxSkillBytes
+	}
+	if o.WatchDebounce == 0 {
+		o.WatchDebounce = DefaultWatchDebounce
+	}
+	return o
+}
+
+// Registry loads skill packages from a folder tree and serves them as an
+// immutable *Catalog that it swaps atomically on each reload. Its methods
+// are safe for concurrent use.
+type Registry struct {
+	opts Options
+	log  zerolog.Logger
+	root string // absolute, symlinks resolved; "" without Dir
+	cur  atomic.Pointer[Catalog]
+
+	mu       sync.Mutex        // serializes reloads; guards the fields below
+	lastGood map[string]*Skill // per package folder (abs): the last valid snapshot read there
+	closed   bool
+
+	watch *watcher // nil unless Options.Watch
+}
+
+// NewRegistry loads every package under opts.Dir once and, with
+// opts.Watch, starts watching the tree. It fails when Dir is not a
+// readable folder; invalid packages are only reported.
+func NewRegistry(opts Options) (*Registry, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Registry{opts: opts, log: opts.Logger, lastGood: map[string]*Skill{}}
+	if opts.Dir != "" {
+		root, err := resolveRoot(opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		r.root = root
+	}
+	if _, err := r.Reload(); err != nil {
+		return nil, err
+	}
+	if opts.Watch && r.root != "" {
+		w, err := startWatcher(r)
+		if err != nil {
+			return nil, err
+		}
+		r.watch = w
+	}
+	return r, nil
+}
+
+func resolveRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("skills dir: %w", err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("skills dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("skills dir %s: not a directory", abs)
+	}
+	return abs, nil
+}
+
+// Catalog returns the current catalog. Keep the returned value for the
+// whole of a call: later reloads never change it.
+func (r *Registry) Catalog() *Catalog { return r.cur.Load() }
+
+// Dir returns the resolved skills root ("" when there is none).
+func (r *Registry) Dir() string { return r.root }
+
+// Close stops the watcher. It is idempotent; the last catalog stays
+// readable, Reload fails with ErrRegistryClosed.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	already := r.closed
+	r.closed = true
+	r.mu.Unlock()
+	if already || r.watch == nil {
+		return nil
+	}
+	return r.watch.close()
+}
+
+// Reload reads the tree again and swaps in a new catalog (see the package
+// documentation for the rules). It returns an error, keeping the current
+// catalog, only when the root cannot be read; invalid packages are
+// reported in the LoadReport and logged.
+func (r *Registry) Reload() (LoadReport, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return LoadReport{}, ErrRegistryClosed
+	}
+	bi, err := builtins()
+	if err != nil {
+		return LoadReport{}, err
+	}
+	var rep LoadReport
+	served := bi
+	if r.root != "" {
+		cands, err := discover(r.root)
+		if err != nil {
+			return LoadReport{}, fmt.Errorf("reload skills: %w", err)
+		}
+		var fromDisk []*Skill
+		fromDisk, rep = r.loadLocked(cands)
+		served = append(append([]*Skill(nil), bi...), fromDisk...)
+	}
+	cat := newCatalog(served)
+	r.cur.Store(cat)
+	rep.Skills = cat.Len()
+	r.logReport(rep)
+	if r.opts.OnReload != nil {
+		r.opts.OnReload(cat, rep)
+	}
+	return rep, nil
+}
