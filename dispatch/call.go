@@ -30,6 +30,9 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 	inflight := d.opts.Metrics.Inflight.WithLabelValues(call.Front)
 	inflight.Inc()
 	start := time.Now()
+	if err == nil && m.name != MethodInitialize {
+		err = d.authorize(call)
+	}
 	if err == nil {
 		res, err = d.run(ctx, m, call)
 	}
@@ -43,6 +46,7 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 		return res, nil
 	}
 	mm.Failed(wire.EffectiveCode())
+	d.authFailed(call.Front, err)
 	ev := call.Log.Debug()
 	if wire.Code == transport.CodeInternalError {
 		ev = call.Log.Error().AnErr("cause", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
@@ -24,6 +25,10 @@ type Call struct {
 	Front  string          // metrics.FrontFramed or metrics.FrontHTTP
 	Conn   *session.Conn   // the framed connection; nil over HTTP
 	Log    *zerolog.Logger
+	// Identity is who makes the call, once authorized.
+	Identity *auth.Identity
+	// authErr is why an HTTP request's credentials were refused.
+	authErr error
 }
 
 // Info is what Initialize reports about the server.
@@ -44,6 +49,10 @@ type Options struct {
 	Skills CatalogSource
 	// Blobs serves create_blob and read_blob; nil leaves them out.
 	Blobs skills.BlobStore
+	// Authn authenticates clients; nil runs open (everyone anonymous).
+	Authn auth.Authenticator
+	// Limiter enforces per-identity rates and caps; nil creates one.
+	Limiter *auth.Limiter
 }
 
 type method struct {
@@ -58,6 +67,8 @@ type method struct {
 // lock-free.
 type Dispatcher struct {
 	opts    Options
+	authn   auth.Authenticator
+	limiter *auth.Limiter
 	methods map[string]*method // canonical names and aliases
 	other   *method            // metrics of unknown methods
 }
@@ -67,7 +78,8 @@ func New(opts Options) *Dispatcher {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New("unknown")
 	}
-	d := &Dispatcher{opts: opts, methods: make(map[string]*method)}
+	defaultAccess(&opts)
+	d := &Dispatcher{opts: opts, authn: opts.Authn, limiter: opts.Limiter, methods: make(map[string]*method)}
 	d.other = d.newMethod("other", nil)
 	d.register(MethodInitialize, nil, d.initialize, true)
 	if opts.Skills != nil {

@@ -44,19 +44,27 @@ const testMaxMessage = 64 << 10
 func newEnv(t *testing.T, skillsDir string) *env { return newEnvWith(t, skillsDir, 256<<10) }
 
 func newEnvWith(t *testing.T, skillsDir string, maxBlob int64) *env {
+	return newEnvOpts(t, skillsDir, maxBlob, nil)
+}
+
+func newEnvOpts(t *testing.T, skillsDir string, maxBlob int64, mutate func(*Options)) *env {
 	t.Helper()
 	e := &env{t: t, metrics: metrics.New("test")}
 	reg, err := skills.NewRegistry(skills.Options{Dir: skillsDir, Logger: zerolog.Nop()})
 	require.NoError(t, err)
 	e.reg = reg
 	e.blobs = skills.NewMemStore(skills.MemOptions{MaxBlobSize: maxBlob})
-	e.d = New(Options{
+	opts := Options{
 		Info:    Info{Name: "skillgate", Version: "test", MaxMessageSize: testMaxMessage},
 		Logger:  zerolog.Nop(),
 		Metrics: e.metrics,
 		Skills:  reg,
 		Blobs:   e.blobs,
-	})
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	e.d = New(opts)
 	e.http = httptest.NewServer(e.d.HTTPHandler(HTTPOptions{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage}))
 	t.Cleanup(func() {
 		e.http.Close()
@@ -69,6 +77,15 @@ func newEnvWith(t *testing.T, skillsDir string, maxBlob int64) *env {
 // framed returns an initialized client connection to the dispatcher over a
 // net.Pipe.
 func (e *env) framed() *session.Conn {
+	e.t.Helper()
+	c := e.framedRaw()
+	_, err := c.Call(context.Background(), MethodInitialize, map[string]any{"protocol_version": "1.0"})
+	require.NoError(e.t, err)
+	return c
+}
+
+// framedRaw returns a client connection that has not initialized.
+func (e *env) framedRaw() *session.Conn {
 	e.t.Helper()
 	cfg := session.DefaultConfig()
 	cfg.MaxMessageSize = testMaxMessage
@@ -86,8 +103,6 @@ func (e *env) framed() *session.Conn {
 		_ = c.Close()
 		_ = srv.Close()
 	})
-	_, err = c.Call(context.Background(), MethodInitialize, map[string]any{"protocol_version": "1.0"})
-	require.NoError(e.t, err)
 	return c
 }
 

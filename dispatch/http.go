@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -76,12 +78,13 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log := h.d.opts.Logger.With().Str("front", "http").Str("remote", r.RemoteAddr).Logger()
+	who := h.authenticate(r, w)
 	ctx := r.Context()
 	var out []byte
 	if first := firstByte(body); first == '[' {
-		out = h.batch(ctx, body, &log)
+		out = h.batch(ctx, body, &log, who)
 	} else {
-		out = h.serveMember(ctx, body, &log)
+		out = h.serveMember(ctx, body, &log, who)
 	}
 	if out == nil {
 		w.WriteHeader(http.StatusNoContent)
@@ -103,7 +106,7 @@ func firstByte(b []byte) byte {
 // batch serves the members of a batch, a few at once, keeping their
 // order; notifications get no entry and an all-notification batch gets
 // nothing at all.
-func (h *httpFront) batch(ctx context.Context, body []byte, log *zerolog.Logger) []byte {
+func (h *httpFront) batch(ctx context.Context, body []byte, log *zerolog.Logger, who credentials) []byte {
 	var members []json.RawMessage
 	if err := json.Unmarshal(body, &members); err != nil || len(members) == 0 {
 		return responseBody(nullID, nil, transport.NewError(transport.CodeInvalidRequest, "Invalid request.").
@@ -122,7 +125,7 @@ func (h *httpFront) batch(ctx context.Context, body []byte, log *zerolog.Logger)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			outs[i] = h.serveMember(ctx, m, log)
+			outs[i] = h.serveMember(ctx, m, log, who)
 		}()
 	}
 	wg.Wait()
@@ -172,7 +175,7 @@ func parseHTTPCall(raw []byte) (httpCall, bool) {
 // serveMember serves one call object and returns its response object, or
 // nil for a valid notification. An invalid call is answered with -32600
 // (id null when its id cannot be read), as JSON-RPC 2.0 requires.
-func (h *httpFront) serveMember(ctx context.Context, raw []byte, log *zerolog.Logger) []byte {
+func (h *httpFront) serveMember(ctx context.Context, raw []byte, log *zerolog.Logger, who credentials) []byte {
 	c, isObject := parseHTTPCall(raw)
 	if !isObject || !validID(c.id) {
 		return responseBody(nullID, nil, invalidHTTPRequest("a call must be an object with a string, number or null id"))
@@ -195,7 +198,8 @@ func (h *httpFront) serveMember(ctx context.Context, raw []byte, log *zerolog.Lo
 	if firstByte(params) != '{' {
 		err = transport.NewError(transport.CodeInvalidParams, "Invalid params.").WithDetails("params must be an object (named parameters)")
 	} else {
-		res, err = h.d.invoke(ctx, &Call{Method: method, Params: params, Front: metrics.FrontHTTP, Log: log})
+		res, err = h.d.invoke(ctx, &Call{Method: method, Params: params, Front: metrics.FrontHTTP, Log: log,
+			Identity: who.id, authErr: who.err})
 	}
 	if notification {
 		return nil
@@ -219,6 +223,36 @@ func (h *httpFront) encode(id []byte, res any, err error) []byte {
 				strconv.Itoa(h.opts.MaxResponseBytes)+" bytes; request less data (for example read_blob with mode sample_head and max_bytes)"))
 	}
 	return out
+}
+
+// credentials are what an HTTP request authenticated as (or why not).
+type credentials struct {
+	id  *auth.Identity
+	err error
+}
+
+// authenticate reads "Authorization: Bearer <token>" (or the TLS client
+// certificate) once per HTTP request. Refused credentials are reported per
+// call, as AUTH_REQUIRED, with a WWW-Authenticate challenge.
+func (h *httpFront) authenticate(r *http.Request, w http.ResponseWriter) credentials {
+	token := ""
+	if v := r.Header.Get("Authorization"); v != "" {
+		scheme, rest, _ := strings.Cut(v, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return h.refuse(w, auth.ErrBadCredentials)
+		}
+		token = strings.TrimSpace(rest)
+	}
+	id, err := h.d.authn.Authenticate(token, r.TLS)
+	if err != nil {
+		return h.refuse(w, err)
+	}
+	return credentials{id: id}
+}
+
+func (h *httpFront) refuse(w http.ResponseWriter, err error) credentials {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
+	return credentials{err: err}
 }
 
 func validID(id json.RawMessage) bool {

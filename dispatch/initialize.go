@@ -21,6 +21,7 @@ type InitializeResult struct {
 	ProtocolVersion     string     `json:"protocol_version"`
 	Server              ServerInfo `json:"server"`
 	SessionID           string     `json:"session_id"`
+	Identity            string     `json:"identity"`
 	MaxMessageSize      int        `json:"max_message_size"`
 	KeepaliveIntervalMS int64      `json:"keepalive_interval_ms"`
 	KeepaliveTimeoutMS  int64      `json:"keepalive_timeout_ms"`
@@ -42,7 +43,7 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 	client := p.Nested("client")
 	clientName, clientVersion := client.String("name"), client.String("version")
 	p.Adopt(client)
-	_ = p.String("token") // checked by authentication, when configured
+	token := p.String("token")
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -50,14 +51,20 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 		return nil, transport.AppError(CodeVersionIncompatible, "Unsupported protocol version.").
 			WithDetails("the client speaks " + version + "; this server speaks " + ProtocolVersion + " (any 1.x)")
 	}
+	id, err := d.authenticateConn(call, token)
+	if err != nil {
+		return nil, err
+	}
 	info := d.opts.Info
 	sid := newSessionID()
-	call.Log.Info().Str("session_id", sid).Str("client", clientName).Str("client_version", clientVersion).
+	call.Log.Info().Str("session_id", sid).Str("identity", id.Name()).Str("class", string(id.Class())).
+		Str("client", clientName).Str("client_version", clientVersion).
 		Str("protocol_version", version).Msg("session initialized")
 	return &InitializeResult{
 		ProtocolVersion:     ProtocolVersion,
 		Server:              ServerInfo{Name: info.Name, Version: info.Version},
 		SessionID:           sid,
+		Identity:            id.Name(),
 		MaxMessageSize:      info.MaxMessageSize,
 		KeepaliveIntervalMS: info.KeepaliveInterval.Milliseconds(),
 		KeepaliveTimeoutMS:  info.KeepaliveTimeout.Milliseconds(),

@@ -359,10 +359,15 @@ func TestInitialize(t *testing.T) {
 		_, err := d.initialize(t.Context(), &Call{Params: json.RawMessage(params), Log: &d.opts.Logger})
 		assert.Equal(t, code, ToWire(err).EffectiveCode(), params)
 	}
-	res, err := d.initialize(t.Context(), &Call{Params: json.RawMessage(`{"protocol_version":"1.3","client":{"name":"pos","version":"1"}}`), Log: &d.opts.Logger})
+	e2 := newEnv(t, "")
+	res, err := e2.framedRaw().Call(t.Context(), "Initialize", json.RawMessage(`{"protocol_version":"1.3","client":{"name":"pos","version":"1"}}`))
 	require.NoError(t, err)
-	ir := res.(*InitializeResult)
+	var ir InitializeResult
+	require.NoError(t, json.Unmarshal(res, &ir))
 	assert.Equal(t, "1.0", ir.ProtocolVersion)
+	assert.Equal(t, "anonymous", ir.Identity)
+	assert.Equal(t, testMaxMessage, ir.MaxMessageSize)
+	assert.True(t, strings.HasPrefix(ir.SessionID, "s-"))
 	assert.Contains(t, ir.Methods, "list_skills")
 	assert.NotContains(t, ir.Methods, "Initialize")
 }

@@ -69,7 +69,7 @@ func (d *Dispatcher) listSkills(_ context.Context, call *Call) (any, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	page, err := d.catalog().List(q)
+	page, err := d.visiblePage(call, q)
 	if errors.Is(err, skills.ErrInvalidCursor) {
 		return nil, paramErr("cursor", "is not a cursor returned by list_skills for this namespace")
 	}
@@ -88,6 +88,47 @@ func (d *Dispatcher) listSkills(_ context.Context, call *Call) (any, error) {
 		res.NextCursor = &page.NextCursor
 	}
 	return res, nil
+}
+
+// visiblePage lists the skills the caller may see. Each round asks the
+// catalog for exactly the rows still missing and consumes the whole page,
+// so the catalog's cursor stays exact however many skills are hidden.
+func (d *Dispatcher) visiblePage(call *Call, q skills.ListQuery) (skills.ListPage, error) {
+	cat := d.catalog()
+	want := q.Limit
+	var out skills.ListPage
+	for {
+		q.Limit = want - len(out.Skills)
+		page, err := cat.List(q)
+		if err != nil {
+			return out, err
+		}
+		for _, s := range page.Skills {
+			if canSee(call, s.Manifest.Name) {
+				out.Skills = append(out.Skills, s)
+			}
+		}
+		out.NextCursor = page.NextCursor
+		if page.NextCursor == "" || len(out.Skills) >= want {
+			return out, nil
+		}
+		q.Cursor = page.NextCursor
+	}
+}
+
+// canSee reports whether the caller may see a skill. The built-in guide is
+// for everyone.
+func canSee(call *Call, name string) bool {
+	return name == skills.GuideName || call.Identity == nil || call.Identity.SeesSkill(name)
+}
+
+// checkSkill refuses a skill the caller may not see, before it is looked
+// up, so that the answer does not tell whether the skill exists.
+func checkSkill(call *Call, name string) error {
+	if name == skills.GuideName || call.Identity == nil {
+		return nil
+	}
+	return call.Identity.CheckSkill(name)
 }
 
 // SkillDescription is the "skill" of describe_skill; fields beyond the
@@ -117,6 +158,9 @@ func (d *Dispatcher) describeSkill(_ context.Context, call *Call) (any, error) {
 	name, version := p.RequiredString("name"), p.String("version")
 	detail := p.Enum("detail", "summary", "manifest", "summary", "full")
 	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkSkill(call, name); err != nil {
 		return nil, err
 	}
 	cat := d.catalog()
@@ -157,6 +201,9 @@ func (d *Dispatcher) readSkillFile(_ context.Context, call *Call) (any, error) {
 	offset := p.Int("offset", 0, 0, 1<<40)
 	maxBytes := p.Int("max_bytes", 0, 1, 1<<40)
 	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkSkill(call, name); err != nil {
 		return nil, err
 	}
 	s, err := d.catalog().Resolve(name, version)

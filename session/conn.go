@@ -68,6 +68,8 @@ type Conn struct {
 	ka           keepaliveState
 	draining     bool
 	principal    any
+	onClose      []func()
+	finished     bool        // the read loop has ended and close hooks ran
 	reason       CloseReason // first reason wins
 	closeErr     error
 
@@ -126,6 +128,20 @@ func (c *Conn) Principal() any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.principal
+}
+
+// OnClose registers f to run once the connection has closed (at once if it
+// already has). Use it to release what a connection holds, such as a slot
+// of a per-identity connection limit.
+func (c *Conn) OnClose(f func()) {
+	c.mu.Lock()
+	if !c.finished {
+		c.onClose = append(c.onClose, f)
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	f()
 }
 
 // Done is closed once the connection has closed.
@@ -464,7 +480,13 @@ func (c *Conn) finish() {
 	c.w.wait()
 	c.failPending()
 	c.fr.Reset(nil, 0)
-	reason := c.Reason()
+	c.mu.Lock()
+	reason, hooks := c.reason, c.onClose
+	c.onClose, c.finished = nil, true
+	c.mu.Unlock()
+	for _, f := range hooks {
+		f()
+	}
 	if c.server != nil {
 		c.server.forget(c, reason)
 	}

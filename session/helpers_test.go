@@ -2,15 +2,10 @@ package session
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"errors"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -19,16 +14,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/internal/testpki"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
 // testPKI is a CA with a server certificate for 127.0.0.1 and a client
-// certificate, generated once per test binary.
+// certificate, generated once per test binary, plus a client certificate
+// of another CA.
 type testPKI struct {
 	pool           *x509.CertPool
 	server, client tls.Certificate
-	otherClient    tls.Certificate // signed by a different CA
+	otherClient    tls.Certificate
 }
 
 var (
@@ -36,65 +33,28 @@ var (
 	pki     *testPKI
 )
 
-func getPKI(t testing.TB) *testPKI {
+func getPKI(testing.TB) *testPKI {
 	pkiOnce.Do(func() {
-		ca, caKey := newCA("skillgate test CA")
-		other, otherKey := newCA("other CA")
-		pool := x509.NewCertPool()
-		pool.AddCert(ca)
+		ca := testpki.NewCA("skillgate test CA")
 		pki = &testPKI{
-			pool:        pool,
-			server:      newLeaf(ca, caKey, "server", true),
-			client:      newLeaf(ca, caKey, "device-42", false),
-			otherClient: newLeaf(other, otherKey, "intruder", false),
+			pool:        ca.Pool(),
+			server:      ca.Server(),
+			client:      ca.Client("device-42"),
+			otherClient: testpki.NewCA("other CA").Client("intruder"),
 		}
 	})
 	return pki
 }
 
-func newCA(name string) (*x509.Certificate, *ecdsa.PrivateKey) {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	cert, _ := x509.ParseCertificate(der)
-	return cert, key
-}
-
-func newLeaf(ca *x509.Certificate, caKey *ecdsa.PrivateKey, name string, server bool) tls.Certificate {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature,
-	}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	} else {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	}
-	der, _ := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
 func (p *testPKI) serverTLS(mutual bool) *tls.Config {
-	c := &tls.Config{Certificates: []tls.Certificate{p.server}, MinVersion: tls.VersionTLS12}
 	if mutual {
-		c.ClientCAs, c.ClientAuth = p.pool, tls.RequireAndVerifyClientCert
+		return testpki.ServerConfig(p.server, p.pool)
 	}
-	return c
+	return testpki.ServerConfig(p.server, nil)
 }
 
 func (p *testPKI) clientTLS(cert *tls.Certificate) *tls.Config {
-	c := &tls.Config{RootCAs: p.pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
-	if cert != nil {
-		c.Certificates = []tls.Certificate{*cert}
-	}
-	return c
+	return testpki.ClientConfig(p.pool, cert)
 }
 
 // testHandler serves the application methods used by the tests.

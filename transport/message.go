@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -327,6 +328,7 @@ func (e *Error) decodeData(data []byte) error {
 	_, err := forEachMember(data, 0, func(key []byte, keyEsc bool, val []byte, valEsc bool) {
 		k := string(unquote(key, keyEsc, nil))
 		switch {
+		case k == "retry" && e.Retry == nil && decodeRetry(val, e):
 		case k == "string_code" || k == "details":
 			if val[0] != '"' {
 				bad = k + " must be a string"
@@ -393,4 +395,17 @@ func Unquote(tok []byte) (string, bool) {
 		return "", false
 	}
 	return string(unquote(tok, esc, nil)), true
+}
+
+// decodeRetry reads data.retry when it has the gateway's shape; anything
+// else stays an extra member.
+func decodeRetry(val []byte, e *Error) bool {
+	var r Retry
+	dec := json.NewDecoder(bytes.NewReader(val))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&r) != nil {
+		return false
+	}
+	e.Retry = &r
+	return true
 }

@@ -39,6 +39,8 @@ type serveConfig struct {
 	MaxConnections    int
 	MaxInflight       int
 	MaxQueuedBytes    int
+	AuthFile          string
+	AllowAnonymous    bool
 	LogLevel          string
 	LogFormat         string
 	Pprof             bool
@@ -72,6 +74,8 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.IntVar(&c.MaxConnections, "max-connections", 20000, "open framed connections; past it new ones get OVERLOADED (0: no limit)")
 	fs.IntVar(&c.MaxInflight, "max-inflight", d.MaxInflight, "concurrent requests per connection; past it OVERLOADED")
 	fs.IntVar(&c.MaxQueuedBytes, "max-queued-bytes", 0, "response bytes queued for one connection before it is cut off as a slow reader (0: 8 × max-message-size)")
+	fs.StringVar(&c.AuthFile, "auth-file", "", "YAML file of identities (hashed tokens, client certificates, policies); empty: no authentication")
+	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "run without --auth-file even when listening beyond loopback")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or console")
 	fs.BoolVar(&c.Pprof, "pprof", false, "serve /debug/pprof/ on the metrics listener")

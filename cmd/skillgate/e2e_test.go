@@ -149,3 +149,46 @@ func TestVersion(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.True(t, strings.HasPrefix(out, "skillgate "))
 }
+
+func TestServeWithAuthFile(t *testing.T) {
+	dir := t.TempDir()
+	out, _, code := runCLI(t, "token")
+	require.Equal(t, 0, code)
+	var token, hash string
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "token: "); ok {
+			token = v
+		}
+		if v, ok := strings.CutPrefix(line, "hash:  "); ok {
+			hash = v
+		}
+	}
+	require.NotEmpty(t, token)
+	authFile := filepath.Join(dir, "auth.yaml")
+	require.NoError(t, os.WriteFile(authFile, []byte("identities:\n  - name: ci\n    class: service\n    tokens: ["+hash+"]\n"+
+		"    methods: [\"*\"]\n    namespaces: [\"*\"]\n"), 0o600))
+	g := startGateway(t, "--auth-file", authFile)
+	addr := g.addrs["tcp"]
+
+	_, stderr, code := runCLI(t, "call", "--addr", addr, "list_skills")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "AUTH_REQUIRED")
+	out, _, code = runCLI(t, "call", "--addr", addr, "--token", token, "list_skills")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "skills.protocol.guide")
+
+	req, _ := http.NewRequest(http.MethodPost, "http://"+g.addrs["http"]+"/rpc",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"list_skills","params":{}}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(body), `"result"`)
+}
+
+func TestRefusesOpenOnNonLoopback(t *testing.T) {
+	_, stderr, code := runCLI(t, "serve", "--listen", "0.0.0.0:0", "--http-listen", "", "--metrics-listen", "")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--allow-anonymous")
+}

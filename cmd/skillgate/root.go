@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/dispatch/auth"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -28,7 +30,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newCallCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newCallCommand(), newTokenCommand(), newVersionCommand())
 	return root
 }
 
@@ -48,6 +50,24 @@ func newVersionCommand() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "skillgate %s (%s, %s/%s, revision %s)\n",
 				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, rev)
+		},
+	}
+}
+
+func newTokenCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "token",
+		Short: "Generate a client token and the hash that goes in the auth file",
+		Long: "Print a new random bearer token and its hash. Give the token to the client (never store it);\n" +
+			"put the hash in an identity's tokens list in --auth-file.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tok, err := auth.NewToken()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "token: %s\nhash:  %s\n", tok, auth.HashToken(tok))
+			return nil
 		},
 	}
 }

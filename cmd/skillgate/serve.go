@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
@@ -56,6 +57,8 @@ type gateway struct {
 	health  metrics.Health
 	skills  *skills.Registry
 	blobs   skills.BlobStore
+	auth    *auth.Store // nil without --auth-file
+	stop    context.CancelFunc
 	framed  *session.Server
 	rpc     *http.Server
 	ops     *http.Server
@@ -79,8 +82,16 @@ func runServe(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 
 func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	g := &gateway{cfg: cfg, log: log, metrics: metrics.New(buildVersion()), errc: make(chan error, 4)}
-	var err error
+	ctx, stop := context.WithCancel(context.Background())
+	g.stop = stop
+	authn, store, err := openAuth(ctx, cfg, log)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	g.auth = store
 	if g.skills, err = openSkills(cfg, log, g.metrics); err != nil {
+		g.close()
 		return nil, err
 	}
 	if g.blobs, err = openBlobs(cfg, log, g.metrics); err != nil {
@@ -99,6 +110,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Metrics: g.metrics,
 		Skills:  g.skills,
 		Blobs:   g.blobs,
+		Authn:   authn,
 	})
 	srv, err := session.NewServer(sc, d)
 	if err != nil {
@@ -201,6 +213,7 @@ func (g *gateway) tlsConfig() (*tls.Config, error) {
 
 // close releases what newGateway opened.
 func (g *gateway) close() {
+	g.stop()
 	if g.skills != nil {
 		_ = g.skills.Close()
 	}
@@ -225,8 +238,13 @@ wait:
 	for {
 		select {
 		case <-hup:
-			g.log.Info().Msg("SIGHUP: reloading skills")
+			g.log.Info().Msg("SIGHUP: reloading skills and the auth file")
 			reloadSkills(g.skills, g.log, g.metrics)
+			if g.auth != nil {
+				if err := g.auth.Reload(); err != nil {
+					g.log.Error().Err(err).Msg("auth file reload failed; the previous version stays in force")
+				}
+			}
 		case s := <-sigs:
 			g.log.Info().Str("signal", s.String()).Dur("drain_timeout", g.cfg.DrainTimeout).Msg("draining")
 			break wait

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/skills"
 )
@@ -63,4 +65,30 @@ func openBlobs(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (skills
 		return float64(b)
 	})
 	return store, nil
+}
+
+// openAuth loads the auth file, or decides whether the gateway may run open:
+// only when every client-facing listener is on loopback, or when told to.
+func openAuth(ctx context.Context, cfg *serveConfig, log zerolog.Logger) (auth.Authenticator, *auth.Store, error) {
+	if cfg.AuthFile == "" {
+		addrs := []string{cfg.Listen, cfg.TLSListen, cfg.HTTPListen}
+		if _, err := auth.AnonymousAllowed(addrs, cfg.AllowAnonymous); err != nil {
+			return nil, nil, err
+		}
+		ev := log.Warn()
+		if open := auth.NonLoopback(addrs); len(open) > 0 {
+			ev = ev.Strs("non_loopback", open)
+		}
+		ev.Msg("no --auth-file: every client is anonymous and may call every method")
+		return auth.NewOpen(auth.Limits{}), nil, nil
+	}
+	store, err := auth.Load(cfg.AuthFile, auth.Options{Logger: log.With().Str("component", "auth").Logger()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--auth-file: %w", err)
+	}
+	if _, err := store.Watch(ctx); err != nil {
+		log.Warn().Err(err).Msg("cannot watch the auth file; SIGHUP still reloads it")
+	}
+	log.Info().Strs("identities", store.Policy().Names()).Msg("authentication on")
+	return store, store, nil
 }

@@ -1,0 +1,110 @@
+package dispatch
+
+import (
+	"errors"
+	"time"
+
+	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/transport"
+)
+
+func init() {
+	domainErrors = append(domainErrors,
+		domainError{auth.ErrNoCredentials, authRequired},
+		domainError{auth.ErrBadCredentials, authRequired},
+		domainError{auth.ErrPermissionDenied, func(err error) *transport.Error {
+			return transport.AppError(CodePermissionDenied, "Permission denied.").WithDetails(err.Error())
+		}},
+		domainError{auth.ErrRateLimited, rateLimited},
+		domainError{auth.ErrTooManyRuns, rateLimited},
+		domainError{auth.ErrTooManyConnections, rateLimited},
+	)
+}
+
+func authRequired(err error) *transport.Error {
+	return transport.AppError(CodeAuthRequired, "Authentication required.").WithDetails(err.Error())
+}
+
+func rateLimited(err error) *transport.Error {
+	e := transport.AppError(CodeRateLimited, "Rate limit exceeded.").WithDetails(err.Error())
+	var le *auth.LimitError
+	if errors.As(err, &le) {
+		e = e.WithRetry(max(le.RetryAfterMillis(), 1), 5)
+	}
+	return e
+}
+
+// authorize establishes who makes a call and whether it may: the identity
+// of a framed connection is revalidated (so that reloads and revocations
+// of the auth file apply at the next call), its method is checked, and its
+// request rate is charged.
+func (d *Dispatcher) authorize(call *Call) error {
+	id, err := d.caller(call)
+	if err != nil {
+		return err
+	}
+	call.Identity = id
+	if err := id.CheckMethod(call.Method); err != nil {
+		return err
+	}
+	if err := d.limiter.AllowRequest(id); err != nil {
+		d.opts.Metrics.RateLimited.WithLabelValues(call.Front, string(id.Class())).Inc()
+		return err
+	}
+	return nil
+}
+
+func (d *Dispatcher) caller(call *Call) (*auth.Identity, error) {
+	if call.Conn == nil {
+		return call.Identity, call.authErr
+	}
+	id, _ := call.Conn.Principal().(*auth.Identity)
+	if id == nil {
+		return nil, auth.ErrNoCredentials
+	}
+	fresh, err := d.authn.Revalidate(id)
+	if err != nil {
+		return nil, err
+	}
+	if fresh != id {
+		call.Conn.SetPrincipal(fresh)
+	}
+	return fresh, nil
+}
+
+// authFailed counts failed authentications and authorizations, wherever in
+// a call they happened.
+func (d *Dispatcher) authFailed(front string, err error) {
+	if r := auth.Reason(err); r != auth.ReasonNone {
+		d.opts.Metrics.AuthFailures.WithLabelValues(front, string(r)).Inc()
+	}
+}
+
+// authenticateConn authenticates a framed connection at Initialize, by
+// token or by the verified client certificate, and holds one of the
+// identity's connection slots until the connection closes.
+func (d *Dispatcher) authenticateConn(call *Call, token string) (*auth.Identity, error) {
+	id, err := d.authn.Authenticate(token, call.Conn.TLSState())
+	if err != nil {
+		return nil, err
+	}
+	release, err := d.limiter.AcquireConn(id)
+	if err != nil {
+		d.opts.Metrics.RateLimited.WithLabelValues(metrics.FrontFramed, string(id.Class())).Inc()
+		return nil, err
+	}
+	call.Conn.OnClose(release)
+	call.Conn.SetPrincipal(id)
+	return id, nil
+}
+
+// defaultAccess fills in an open gateway (everyone anonymous, no limits).
+func defaultAccess(opts *Options) {
+	if opts.Authn == nil {
+		opts.Authn = auth.NewOpen(auth.Limits{})
+	}
+	if opts.Limiter == nil {
+		opts.Limiter = auth.NewLimiter(time.Now)
+	}
+}
