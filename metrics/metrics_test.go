@@ -1,0 +1,73 @@
+package metrics
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every metric follows the Prometheus naming conventions and has help.
+func TestMetricsLint(t *testing.T) {
+	m := New("test")
+	m.Method(FrontFramed, "list_skills").OK.Inc()
+	m.ConnectionsClosed.WithLabelValues("tcp", "peer_closed").Inc()
+	problems, err := testutil.GatherAndLint(m.Registry)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	families, err := m.Registry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		name := f.GetName()
+		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") {
+			continue
+		}
+		assert.True(t, strings.HasPrefix(name, "skillgate_"), name)
+		assert.NotEmpty(t, f.GetHelp(), name)
+	}
+}
+
+func TestMethodMetricsAreShared(t *testing.T) {
+	m := New("test")
+	a, b := m.Method(FrontHTTP, "read_blob"), m.Method(FrontHTTP, "read_blob")
+	assert.Same(t, a, b)
+	a.Failed("BLOB_NOT_FOUND")
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.Requests.WithLabelValues("http", "read_blob", "BLOB_NOT_FOUND")))
+}
+
+func TestHealthEndpoints(t *testing.T) {
+	m := New("test")
+	var h Health
+	srv := httptest.NewServer(m.Handler(&h, HandlerOptions{}))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		buf := new(strings.Builder)
+		_, _ = io.Copy(buf, resp.Body)
+		return resp.StatusCode, buf.String()
+	}
+	code, body := get("/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "starting")
+	h.SetReady()
+	code, _ = get("/readyz")
+	assert.Equal(t, http.StatusOK, code)
+	h.SetNotReady("draining")
+	code, body = get("/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "draining")
+	code, _ = get("/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	code, body = get("/metrics")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "skillgate_build_info")
+	code, _ = get("/debug/pprof/")
+	assert.Equal(t, http.StatusNotFound, code, "pprof only when asked for")
+}
