@@ -4,6 +4,10 @@ GO        ?= go
 BIN       := bin/skillgate
 FUZZTIME  ?= 3s
 BENCHTIME ?= 1s
+BENCH_ARGS ?= --quick
+# bench/ is a module of its own, so that the peer libraries it compares
+# against never become dependencies of the gateway.
+BENCHMOD  := cd bench && GOWORK=off
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 RUN_ARGS  ?=
@@ -30,23 +34,32 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	$(BENCHMOD) $(GO) vet ./...
 
 staticcheck:
 	$(GO) tool staticcheck ./...
+	$(GO) build -o bin/staticcheck honnef.co/go/tools/cmd/staticcheck
+	$(BENCHMOD) ../bin/staticcheck ./...
 
-unit: ## go test -race ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+unit: ## go test -race ./... (the gateway and the bench module)
+	$(GO) test -race -count=1 -timeout 30m ./...
+	$(BENCHMOD) $(GO) test -race -count=1 -timeout 10m ./...
 
-fuzz: ## Run every Fuzz target for FUZZTIME (default 3s)
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null; \
+fuzz: ## Run every Fuzz target for FUZZTIME (default 3s), in both modules
+	@set -e; for mod in . bench; do \
+	  for pkg in $$(cd $$mod && GOWORK=off $(GO) list ./...); do \
+	    for f in $$(cd $$mod && GOWORK=off $(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	      echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	      out=$$(cd $$mod && GOWORK=off $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg 2>&1) \
+	        || { echo "$$out"; exit 1; }; \
+	    done; \
 	  done; \
 	done
 
-bench: ## Go micro-benchmarks with -benchmem
+bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peers (BENCH_ARGS=--full for the long run)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	$(BENCHMOD) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	$(GO) run ./cmd/skillgate-bench compare $(BENCH_ARGS)
 
 clean: ## Remove build output
 	rm -rf bin

@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -27,7 +29,10 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 	if call.Front == metrics.FrontHTTP {
 		mm = m.http
 	}
-	inflight := d.opts.Metrics.Inflight.WithLabelValues(call.Front)
+	inflight := d.inflight[0]
+	if call.Front == metrics.FrontHTTP {
+		inflight = d.inflight[1]
+	}
 	inflight.Inc()
 	start := time.Now()
 	if err == nil && m.name != MethodInitialize {
@@ -42,14 +47,14 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 	wire := ToWire(err)
 	if wire == nil {
 		mm.OK.Inc()
-		call.Log.Debug().Str("method", m.name).Dur("took", elapsed).Msg("call served")
+		call.Log(zerolog.DebugLevel).Str("method", m.name).Dur("took", elapsed).Msg("call served")
 		return res, nil
 	}
 	mm.Failed(wire.EffectiveCode())
 	d.authFailed(call.Front, err)
-	ev := call.Log.Debug()
+	ev := call.Log(zerolog.DebugLevel)
 	if wire.Code == transport.CodeInternalError {
-		ev = call.Log.Error().AnErr("cause", err)
+		ev = call.Log(zerolog.ErrorLevel).AnErr("cause", err)
 	}
 	ev.Str("method", m.name).Str("string_code", wire.EffectiveCode()).Dur("took", elapsed).Msg("call failed")
 	return nil, errorForFront(err, wire, call.Front)
@@ -59,7 +64,7 @@ func (d *Dispatcher) run(ctx context.Context, m *method, call *Call) (res any, e
 	defer func() {
 		if p := recover(); p != nil {
 			d.opts.Metrics.Panics.Inc()
-			call.Log.Error().Str("method", m.name).Interface("panic", p).
+			call.Log(zerolog.ErrorLevel).Str("method", m.name).Interface("panic", p).
 				Bytes("stack", debug.Stack()).Msg("method panicked")
 			res, err = nil, errInternal
 		}

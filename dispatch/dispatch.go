@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
@@ -24,11 +26,21 @@ type Call struct {
 	Params json.RawMessage // a JSON object
 	Front  string          // metrics.FrontFramed or metrics.FrontHTTP
 	Conn   *session.Conn   // the framed connection; nil over HTTP
-	Log    *zerolog.Logger
+	Remote string          // the HTTP client's address; framed calls use Conn
+	log    zerolog.Logger
 	// Identity is who makes the call, once authorized.
 	Identity *auth.Identity
 	// authErr is why an HTTP request's credentials were refused.
 	authErr error
+}
+
+// Log starts a log event at level, tagged with who made the call.
+func (c *Call) Log(level zerolog.Level) *zerolog.Event {
+	e := c.log.WithLevel(level)
+	if c.Conn != nil {
+		return c.Conn.Tag(e)
+	}
+	return e.Str("front", c.Front).Str("remote", c.Remote)
 }
 
 // Info is what Initialize reports about the server.
@@ -53,6 +65,14 @@ type Options struct {
 	Authn auth.Authenticator
 	// Limiter enforces per-identity rates and caps; nil creates one.
 	Limiter *auth.Limiter
+	// Runner runs execute_skill and run_code; nil answers them with
+	// SANDBOX_UNAVAILABLE, explained by RunnerUnavailable. The execution
+	// methods need Skills and Blobs too.
+	Runner            Runner
+	RunnerUnavailable string
+	// LookupEnv reads the gateway's environment for skills' declared
+	// secrets; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 }
 
 type method struct {
@@ -66,11 +86,12 @@ type method struct {
 // HTTP front door. Register every method before serving; lookups are then
 // lock-free.
 type Dispatcher struct {
-	opts    Options
-	authn   auth.Authenticator
-	limiter *auth.Limiter
-	methods map[string]*method // canonical names and aliases
-	other   *method            // metrics of unknown methods
+	opts     Options
+	authn    auth.Authenticator
+	limiter  *auth.Limiter
+	methods  map[string]*method  // canonical names and aliases
+	other    *method             // metrics of unknown methods
+	inflight [2]prometheus.Gauge // framed, http
 }
 
 // New returns a Dispatcher serving Initialize.
@@ -81,12 +102,22 @@ func New(opts Options) *Dispatcher {
 	defaultAccess(&opts)
 	d := &Dispatcher{opts: opts, authn: opts.Authn, limiter: opts.Limiter, methods: make(map[string]*method)}
 	d.other = d.newMethod("other", nil)
+	d.inflight = [2]prometheus.Gauge{
+		opts.Metrics.Inflight.WithLabelValues(metrics.FrontFramed),
+		opts.Metrics.Inflight.WithLabelValues(metrics.FrontHTTP),
+	}
 	d.register(MethodInitialize, nil, d.initialize, true)
 	if opts.Skills != nil {
 		d.registerSkills()
 	}
 	if opts.Blobs != nil {
 		d.registerBlobs()
+	}
+	if opts.Skills != nil && opts.Blobs != nil {
+		d.registerExecution()
+	}
+	if opts.LookupEnv == nil {
+		d.opts.LookupEnv = os.LookupEnv
 	}
 	return d
 }

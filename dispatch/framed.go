@@ -16,7 +16,7 @@ func (d *Dispatcher) Handle(ctx context.Context, req *session.Request) (any, err
 		Params: req.Params,
 		Front:  metrics.FrontFramed,
 		Conn:   req.Conn,
-		Log:    req.Conn.Logger(),
+		log:    d.opts.Logger,
 	}
 	return d.invoke(ctx, call)
 }

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
@@ -77,14 +75,14 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WithDetails("the body is not valid UTF-8 JSON"))
 		return
 	}
-	log := h.d.opts.Logger.With().Str("front", "http").Str("remote", r.RemoteAddr).Logger()
 	who := h.authenticate(r, w)
+	who.remote = r.RemoteAddr
 	ctx := r.Context()
 	var out []byte
 	if first := firstByte(body); first == '[' {
-		out = h.batch(ctx, body, &log, who)
+		out = h.batch(ctx, body, who)
 	} else {
-		out = h.serveMember(ctx, body, &log, who)
+		out = h.serveMember(ctx, body, who)
 	}
 	if out == nil {
 		w.WriteHeader(http.StatusNoContent)
@@ -106,7 +104,7 @@ func firstByte(b []byte) byte {
 // batch serves the members of a batch, a few at once, keeping their
 // order; notifications get no entry and an all-notification batch gets
 // nothing at all.
-func (h *httpFront) batch(ctx context.Context, body []byte, log *zerolog.Logger, who credentials) []byte {
+func (h *httpFront) batch(ctx context.Context, body []byte, who credentials) []byte {
 	var members []json.RawMessage
 	if err := json.Unmarshal(body, &members); err != nil || len(members) == 0 {
 		return responseBody(nullID, nil, transport.NewError(transport.CodeInvalidRequest, "Invalid request.").
@@ -125,7 +123,7 @@ func (h *httpFront) batch(ctx context.Context, body []byte, log *zerolog.Logger,
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			outs[i] = h.serveMember(ctx, m, log, who)
+			outs[i] = h.serveMember(ctx, m, who)
 		}()
 	}
 	wg.Wait()
@@ -175,7 +173,7 @@ func parseHTTPCall(raw []byte) (httpCall, bool) {
 // serveMember serves one call object and returns its response object, or
 // nil for a valid notification. An invalid call is answered with -32600
 // (id null when its id cannot be read), as JSON-RPC 2.0 requires.
-func (h *httpFront) serveMember(ctx context.Context, raw []byte, log *zerolog.Logger, who credentials) []byte {
+func (h *httpFront) serveMember(ctx context.Context, raw []byte, who credentials) []byte {
 	c, isObject := parseHTTPCall(raw)
 	if !isObject || !validID(c.id) {
 		return responseBody(nullID, nil, invalidHTTPRequest("a call must be an object with a string, number or null id"))
@@ -198,8 +196,8 @@ func (h *httpFront) serveMember(ctx context.Context, raw []byte, log *zerolog.Lo
 	if firstByte(params) != '{' {
 		err = transport.NewError(transport.CodeInvalidParams, "Invalid params.").WithDetails("params must be an object (named parameters)")
 	} else {
-		res, err = h.d.invoke(ctx, &Call{Method: method, Params: params, Front: metrics.FrontHTTP, Log: log,
-			Identity: who.id, authErr: who.err})
+		res, err = h.d.invoke(ctx, &Call{Method: method, Params: params, Front: metrics.FrontHTTP,
+			Remote: who.remote, log: h.d.opts.Logger, Identity: who.id, authErr: who.err})
 	}
 	if notification {
 		return nil
@@ -227,8 +225,9 @@ func (h *httpFront) encode(id []byte, res any, err error) []byte {
 
 // credentials are what an HTTP request authenticated as (or why not).
 type credentials struct {
-	id  *auth.Identity
-	err error
+	id     *auth.Identity
+	err    error
+	remote string
 }
 
 // authenticate reads "Authorization: Bearer <token>" (or the TLS client

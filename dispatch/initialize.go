@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -57,7 +59,7 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 	}
 	info := d.opts.Info
 	sid := newSessionID()
-	call.Log.Info().Str("session_id", sid).Str("identity", id.Name()).Str("class", string(id.Class())).
+	call.Log(zerolog.InfoLevel).Str("session_id", sid).Str("identity", id.Name()).Str("class", string(id.Class())).
 		Str("client", clientName).Str("client_version", clientVersion).
 		Str("protocol_version", version).Msg("session initialized")
 	return &InitializeResult{

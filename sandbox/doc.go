@@ -1,4 +1,58 @@
 // Package sandbox runs skill entrypoints and untrusted Python code in
 // isolated, resource-limited, single-use sandboxes built from Linux
 // namespaces, cgroups, rlimits, Landlock and seccomp.
+//
+// # Use
+//
+// Every binary that uses the package calls MaybeInit first thing in main
+// (tests: in TestMain): a sandbox's pid 1 is the binary itself, re-executed
+// with a private verb. New checks that isolation works on the machine by
+// starting one sandbox and inspecting it from the inside, and fails with
+// ErrUnsupported and the missing piece otherwise; it never runs code
+// unisolated. Runner.Run runs one Job and returns a Result; everything that
+// goes wrong inside a run is a failed Result, and Run's only errors are
+// ErrOverloaded, ErrClosed and the context's.
+//
+// # One run
+//
+// A sandbox is started before it is needed (the warm pool): the gateway
+// re-executes itself in new user, mount, pid, network, IPC and UTS
+// namespaces, moves it into a fresh cgroup (memory, pids), and that pid 1
+// then enters a new cgroup namespace, builds a private root and starts
+// Python as the unprivileged sandbox user. Python imports the runtime and
+// blocks on a pipe. A run writes the job (code, args, the list of skills
+// and blobs) to that pipe; skills and input blobs are files in the
+// sandbox's job directory, bound read-only at /job. The runtime answers
+// with one length-prefixed JSON frame on another pipe and exits. The
+// gateway then kills pid 1, which makes the kernel kill every process left
+// in the sandbox's pid namespace; its cgroup and directories are removed
+// before the worker is released. A sandbox never serves a second run.
+//
+// # Inside
+//
+//	/usr                 host /usr, read-only (and /bin, /lib... as on the host)
+//	/etc                 passwd, group, hosts, hostname (generated), ld.so.cache
+//	/proc                the sandbox's own pid namespace
+//	/dev                 null, zero, full, random, urandom, shm (tmpfs); read-only otherwise
+//	/tmp, /workspace     size-limited tmpfs, fresh per run; /workspace is cwd and HOME
+//	/job                 read-only: skills/<name>/..., blobs/<n>
+//	/opt/skillgate       read-only: the runtime (runtime.blobs, runtime.log)
+//
+// Python runs as uid 1000 (mapped to Config.UIDBase+1000 on the host) with
+// no capabilities (the bounding set included), no-new-privileges, Landlock
+// (read-only /usr, /etc, /job, /opt/skillgate, /proc, /dev; read-write
+// /tmp, /workspace and /dev/shm; no TCP; signals and abstract sockets scoped) where
+// the kernel has it, and a seccomp deny-list. Its environment is PATH,
+// HOME, LANG, TMPDIR, PYTHONDONTWRITEBYTECODE and Job.Env, nothing of the
+// gateway's. Mounted skills are importable as skills.<name>.
+//
+// # Limits
+//
+// Memory and the number of processes and threads come from the cgroup
+// (v1 nested under the gateway's own cgroup, or v2), CPU time from
+// RLIMIT_CPU (Python is never pid 1, so SIGXCPU works, with a hard limit
+// one second later), wall time from a timer started when the job is
+// delivered, open files and file size from rlimits, disk from the tmpfs
+// sizes (charged to the run's memory), stdout+stderr from a hard cap past
+// which the run is killed.
 package sandbox

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -80,7 +82,7 @@ func (c *Conn) onResponse(m *transport.Message) {
 		c.mu.Unlock()
 		c.cfg.Metrics.KeepaliveRTT.Observe(rtt.Seconds())
 		if m.Kind == transport.KindError {
-			c.log.Debug().Str("string_code", m.Error.EffectiveCode()).Msg("peer answered _Keepalive with an error")
+			c.Log(zerolog.DebugLevel).Str("string_code", m.Error.EffectiveCode()).Msg("peer answered _Keepalive with an error")
 		}
 		return
 	}
@@ -95,7 +97,7 @@ func (c *Conn) onResponse(m *transport.Message) {
 		ch <- r
 		return
 	}
-	c.log.Warn().Bytes("id", m.ID).Msg("response to an unknown request id ignored")
+	c.Log(zerolog.WarnLevel).Bytes("id", m.ID).Msg("response to an unknown request id ignored")
 	p, err := c.frame(func(dst []byte) []byte {
 		return transport.AppendErrorNotification(dst, m.RawID, errUnexpectedResponse)
 	})

@@ -44,7 +44,6 @@ type Conn struct {
 	remote   string
 	cfg      *Config
 	handler  Handler // nil: no application methods
-	log      zerolog.Logger
 	server   *Server // nil on the client side
 	started  time.Time
 
@@ -85,7 +84,6 @@ func newConn(nc net.Conn, cfg *Config, h Handler, listener string, id uint64, pa
 		done:    make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(parent)
-	c.log = cfg.Logger.With().Uint64("conn", id).Str("remote", c.remote).Str("listener", listener).Logger()
 	c.fr.Reset(nc, cfg.MaxMessageSize)
 	c.fr.SetFrameTimeout(nc, cfg.FrameTimeout)
 	c.ids.size = cfg.RecentIDs
@@ -103,8 +101,18 @@ func (c *Conn) RemoteAddr() string { return c.remote }
 // or "client" for a dialed one.
 func (c *Conn) Listener() string { return c.listener }
 
-// Logger returns the connection's logger (with conn id and remote address).
-func (c *Conn) Logger() *zerolog.Logger { return &c.log }
+// Log starts a log event at level on the configured logger, tagged with the
+// connection's id, remote address and listener. Connections keep no logger
+// of their own: tagging events as they are written costs nothing while
+// the connection is idle.
+func (c *Conn) Log(level zerolog.Level) *zerolog.Event {
+	return c.Tag(c.cfg.Logger.WithLevel(level))
+}
+
+// Tag adds the connection's identifying fields to a log event.
+func (c *Conn) Tag(e *zerolog.Event) *zerolog.Event {
+	return e.Uint64("conn", c.id).Str("remote", c.remote).Str("listener", c.listener)
+}
 
 // TLSState returns the TLS state of a TLS connection, or nil.
 func (c *Conn) TLSState() *tls.ConnectionState {
@@ -165,7 +173,7 @@ func (c *Conn) Reason() CloseReason {
 func (c *Conn) serve() {
 	defer c.finish()
 	if err := c.handshake(); err != nil {
-		c.log.Info().Err(err).Msg("TLS handshake failed")
+		c.Log(zerolog.InfoLevel).Err(err).Msg("TLS handshake failed")
 		c.closeWith(ReasonHandshake, err)
 		return
 	}
@@ -191,6 +199,9 @@ func (c *Conn) serve() {
 			c.abortWith(ReasonInvalidMessage, e)
 			return
 		}
+		if c.fr.Buffered() == 0 {
+			c.w.kick() // about to wait for input: send what the loop queued
+		}
 	}
 }
 
@@ -203,7 +214,11 @@ func (c *Conn) handshake() error {
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.HandshakeTimeout)
 	defer cancel()
-	return tc.HandshakeContext(ctx)
+	// The handshake needs several KiB of stack. Run on the read loop, it
+	// would leave that stack behind for the connection's whole life.
+	done := make(chan error, 1)
+	go func() { done <- tc.HandshakeContext(ctx) }()
+	return <-done
 }
 
 func reasonForCode(code int32) CloseReason {
@@ -270,7 +285,7 @@ func (c *Conn) onRequest(m *transport.Message) *transport.Error {
 	if m.IsMethod(transport.MethodKeepalive) {
 		c.ids.remember(h)
 		c.mu.Unlock()
-		c.sendResult(m.RawID, transport.EmptyObject, true)
+		c.answerKeepalive(m.RawID)
 		return nil
 	}
 	refusal := c.admitLocked(m)
@@ -326,8 +341,8 @@ func (c *Conn) runHandler(req *Request, rawID []byte, h uint64) {
 	}
 	drained := c.draining && c.inflight == 0
 	c.mu.Unlock()
-	if init && err == nil && c.initT != nil {
-		c.initT.Stop()
+	if init && err == nil {
+		c.dropInitTimer()
 	}
 	var abort *Abort
 	if errors.As(err, &abort) {
@@ -354,12 +369,19 @@ func (c *Conn) initOutcomeLocked(err error) (connState, int) {
 func (c *Conn) callHandler(req *Request) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error().Str("method", req.Method).Interface("panic", p).Msg("handler panicked")
+			c.Log(zerolog.ErrorLevel).Str("method", req.Method).Interface("panic", p).Msg("handler panicked")
 			c.cfg.Metrics.Panics.Inc()
 			res, err = nil, errInternal
 		}
 	}()
 	return c.handler.Handle(c.ctx, req)
+}
+
+// busy reports whether requests are being served on the connection.
+func (c *Conn) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inflight > 0
 }
 
 // wireError converts a handler error to its wire form.
@@ -379,10 +401,10 @@ func (c *Conn) onNotification(m *transport.Message) *transport.Error {
 	case transport.MethodCloseReason, transport.MethodError:
 		c.logPeerError(name, m.Params)
 	case transport.MethodInfo:
-		logParams(c.log.Info().Str("method", name), m.Params).Msg("peer info")
+		logParams(c.Log(zerolog.InfoLevel).Str("method", name), m.Params).Msg("peer info")
 	default:
 		name = "other"
-		c.log.Debug().Bytes("method", m.Method).Msg("notification ignored")
+		c.Log(zerolog.DebugLevel).Bytes("method", m.Method).Msg("notification ignored")
 	}
 	c.cfg.Metrics.Notifications.WithLabelValues(name).Inc()
 	return nil
@@ -391,7 +413,7 @@ func (c *Conn) onNotification(m *transport.Message) *transport.Error {
 // logPeerError logs a _CloseReason or _Error. Neither is answered, and a
 // _CloseReason does not close the connection: the peer does that.
 func (c *Conn) logPeerError(method string, params []byte) {
-	ev := logParams(c.log.Warn().Str("method", method), params)
+	ev := logParams(c.Log(zerolog.WarnLevel).Str("method", method), params)
 	if e := notificationError(params); e != nil {
 		ev = ev.Str("string_code", e.EffectiveCode()).Str("message", e.Message)
 	}
@@ -435,7 +457,7 @@ func (c *Conn) abortWith(reason CloseReason, e *transport.Error) {
 		return
 	}
 	c.cfg.Metrics.Aborts.WithLabelValues(e.EffectiveCode()).Inc()
-	c.log.Info().Str("reason", reason.String()).Str("string_code", e.EffectiveCode()).
+	c.Log(zerolog.InfoLevel).Str("reason", reason.String()).Str("string_code", e.EffectiveCode()).
 		Str("details", e.Details).Msg("aborting connection")
 	c.w.finish(c.closeReasonFrame(e), reason == ReasonSlowReader)
 	c.cancel()
@@ -490,7 +512,7 @@ func (c *Conn) finish() {
 	if c.server != nil {
 		c.server.forget(c, reason)
 	}
-	c.log.Debug().Str("reason", reason.String()).Dur("age", time.Since(c.started)).Msg("connection closed")
+	c.Log(zerolog.DebugLevel).Str("reason", reason.String()).Dur("age", time.Since(c.started)).Msg("connection closed")
 	close(c.done)
 }
 

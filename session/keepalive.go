@@ -1,6 +1,7 @@
 package session
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -19,9 +20,18 @@ type keepaliveState struct {
 func (c *Conn) startTimers() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.timer = time.AfterFunc(c.cfg.KeepaliveInterval, c.keepaliveTick)
+	c.timer = time.AfterFunc(c.interval(), c.keepaliveTick)
 	if c.server != nil && c.cfg.InitMethod != "" && c.cfg.InitTimeout > 0 {
 		c.initT = time.AfterFunc(c.cfg.InitTimeout, c.initExpired)
+	}
+}
+
+func (c *Conn) dropInitTimer() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.initT != nil {
+		c.initT.Stop()
+		c.initT = nil
 	}
 }
 
@@ -59,7 +69,7 @@ func (c *Conn) keepaliveTick() {
 		return
 	}
 	if c.traffic.Swap(false) {
-		c.timer.Reset(c.cfg.KeepaliveInterval)
+		c.timer.Reset(c.interval())
 		c.mu.Unlock()
 		return
 	}
@@ -75,8 +85,18 @@ func (c *Conn) keepaliveTick() {
 func (c *Conn) keepaliveAnsweredLocked(now time.Time) time.Duration {
 	rtt := now.Sub(c.ka.sentAt)
 	c.ka = keepaliveState{}
-	c.timer.Reset(c.cfg.KeepaliveInterval)
+	c.timer.Reset(c.interval())
+	// The answer to our own probe is not traffic of the peer's: counting it
+	// would skip the next probe and halve the probing rate.
+	c.traffic.Store(false)
 	return rtt
+}
+
+// interval is the keepalive interval with up to 10% jitter below it, so that
+// connections opened together do not probe together forever.
+func (c *Conn) interval() time.Duration {
+	d := c.cfg.KeepaliveInterval
+	return d - time.Duration(rand.Int64N(int64(d)/10+1))
 }
 
 func (c *Conn) initExpired() {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -107,7 +109,7 @@ func (s *Server) ServeConn(nc net.Conn, listener string) {
 	s.mu.Unlock()
 	mt.ConnectionsAccepted.WithLabelValues(listener).Inc()
 	mt.ConnectionsActive.WithLabelValues(listener).Inc()
-	c.log.Debug().Msg("connection accepted")
+	c.Log(zerolog.DebugLevel).Msg("connection accepted")
 	go func() {
 		defer s.wg.Done()
 		c.serve()

@@ -3,8 +3,11 @@ package session
 import (
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/transport"
 )
@@ -44,6 +47,32 @@ func (q *writeQueue) init(c *Conn, nc net.Conn) {
 	q.c, q.nc = c, nc
 	q.exited.L = &q.mu
 	_, q.vectored = nc.(*net.TCPConn)
+}
+
+// queueQuiet queues a frame from the read loop without starting the
+// writer: the loop calls kick when its input is drained, so that answers to
+// pipelined requests leave in one write.
+func (q *writeQueue) queueQuiet(frame *[]byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closing {
+		putFrame(frame)
+		return
+	}
+	q.urgent = append(q.urgent, frame)
+}
+
+// kick starts the writer if frames wait and none is running.
+func (q *writeQueue) kick() {
+	q.mu.Lock()
+	start := !q.running && (len(q.urgent) > 0 || len(q.normal) > 0)
+	if start {
+		q.running = true
+	}
+	q.mu.Unlock()
+	if start {
+		go q.run()
+	}
 }
 
 // push queues a frame. It reports false (and releases the frame) when the
@@ -132,6 +161,11 @@ func (q *writeQueue) closeLocked() {
 }
 
 func (q *writeQueue) run() {
+	// Requests finishing on other goroutines right now can still join the
+	// first batch: one yield turns many small writes into one.
+	if q.c.busy() {
+		runtime.Gosched()
+	}
 	for {
 		batch, last := q.next()
 		if len(batch) == 0 {
@@ -301,12 +335,21 @@ func (c *Conn) sendResult(rawID, result []byte, urgent bool) {
 	c.w.push(p, urgent)
 }
 
+// answerKeepalive queues the answer to a peer's _Keepalive ahead of every
+// response; the read loop sends it when its input is drained.
+func (c *Conn) answerKeepalive(rawID []byte) {
+	p, err := c.frame(func(dst []byte) []byte { return transport.AppendResult(dst, rawID, transport.EmptyObject) })
+	if err == nil {
+		c.w.queueQuiet(p)
+	}
+}
+
 func (c *Conn) sendError(rawID []byte, e *transport.Error) {
 	p, err := c.frame(func(dst []byte) []byte { return transport.AppendErrorResponse(dst, rawID, e) })
 	if err != nil {
 		// Cannot happen: errors are capped below MinMessageSize and ids
 		// below MaxIDLen.
-		c.log.Error().Err(err).Msg("error response does not fit a frame")
+		c.Log(zerolog.ErrorLevel).Err(err).Msg("error response does not fit a frame")
 		return
 	}
 	c.w.push(p, false)
@@ -319,7 +362,7 @@ func (c *Conn) sendResponse(rawID []byte, res any, err error) {
 	}
 	obj, encErr := transport.MarshalObject(res)
 	if encErr != nil {
-		c.log.Error().Err(encErr).Msg("cannot encode handler result")
+		c.Log(zerolog.ErrorLevel).Err(encErr).Msg("cannot encode handler result")
 		c.sendError(rawID, errInternal)
 		return
 	}

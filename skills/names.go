@@ -3,6 +3,8 @@ package skills
 import (
 	"fmt"
 	"strings"
+
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 const (
@@ -14,18 +16,6 @@ const (
 	// use it, so a built-in can never be shadowed.
 	ReservedNamespace = "skills"
 )
-
-// pythonKeywords are the hard keywords of Python 3: a dotted name or module
-// path containing one could not be imported (`from skills.acme.import.x`).
-var pythonKeywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true,
-	"assert": true, "async": true, "await": true, "break": true, "class": true,
-	"continue": true, "def": true, "del": true, "elif": true, "else": true,
-	"except": true, "finally": true, "for": true, "from": true, "global": true,
-	"if": true, "import": true, "in": true, "is": true, "lambda": true,
-	"nonlocal": true, "not": true, "or": true, "pass": true, "raise": true,
-	"return": true, "try": true, "while": true, "with": true, "yield": true,
-}
 
 // ValidateSkillName checks a dotted skill name: at least two segments
 // separated by single dots, each segment lowercase [a-z][a-z0-9]* and not a
@@ -61,7 +51,7 @@ func checkNameSegment(s string) error {
 			return fmt.Errorf("segment %q may hold only lowercase letters and digits", s)
 		}
 	}
-	if pythonKeywords[s] {
+	if sandbox.IsPythonKeyword(s) {
 		return fmt.Errorf("segment %q is a Python keyword and could not be imported", s)
 	}
 	return nil
@@ -106,7 +96,7 @@ func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <=
 // isPythonIdentifier accepts ASCII identifiers [A-Za-z_][A-Za-z0-9_]* that
 // are not keywords. Python allows more (Unicode), but skill code stays ASCII.
 func isPythonIdentifier(s string) bool {
-	if s == "" || pythonKeywords[s] {
+	if s == "" || sandbox.IsPythonKeyword(s) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
 )
@@ -29,6 +31,13 @@ type serveConfig struct {
 	DataDir           string
 	MaxBlobSize       int64
 	BlobTTL           time.Duration
+	Python            string
+	SandboxWorkers    int
+	SandboxWarmPool   int
+	SandboxUIDBase    uint32
+	RunTimeout        time.Duration
+	MaxRunTimeout     time.Duration
+	RunMemory         int64
 	KeepaliveInterval time.Duration
 	KeepaliveTimeout  time.Duration
 	FrameTimeout      time.Duration
@@ -64,6 +73,14 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.DataDir, "data-dir", "", "folder of the blob store; empty keeps blobs in memory only")
 	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", skills.DefaultMaxBlobSize, "largest blob accepted, in bytes")
 	fs.DurationVar(&c.BlobTTL, "blob-ttl", skills.DefaultBlobTTL, "blobs older than this are removed (0: keep forever)")
+	sd := sandbox.DefaultConfig()
+	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
+	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
+	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: as many as --sandbox-workers; 0: cold starts)")
+	fs.Uint32Var(&c.SandboxUIDBase, "sandbox-uid-base", sd.UIDBase, "first host uid of the 65536-id range sandboxes map to")
+	fs.DurationVar(&c.RunTimeout, "run-timeout", sd.DefaultTimeout, "wall-clock limit of a run that names none")
+	fs.DurationVar(&c.MaxRunTimeout, "max-run-timeout", sd.MaxTimeout, "the largest timeout a run may ask for")
+	fs.Int64Var(&c.RunMemory, "run-memory", sd.MemoryBytes, "memory limit of a run in bytes, /tmp and /workspace included")
 	fs.DurationVar(&c.KeepaliveInterval, "keepalive-interval", d.KeepaliveInterval, "send a _Keepalive after this long without traffic")
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
 	fs.DurationVar(&c.FrameTimeout, "frame-timeout", d.FrameTimeout, "abort when a frame that has begun does not complete within this")
@@ -140,6 +157,9 @@ func (c *serveConfig) validate() error {
 	if c.TLSClientCA != "" && c.TLSListen == "" {
 		errs = append(errs, errors.New("--tls-client-ca needs --tls-listen"))
 	}
+	if c.SandboxWorkers < 0 {
+		errs = append(errs, errors.New("--sandbox-workers must not be negative"))
+	}
 	if c.MaxBlobSize <= 0 {
 		errs = append(errs, errors.New("--max-blob-size must be positive"))
 	}
@@ -169,5 +189,23 @@ func (c *serveConfig) session() session.Config {
 	if s.MaxQueuedBytes == 0 {
 		s.MaxQueuedBytes = 8 * c.MaxMessageSize
 	}
+	return s
+}
+
+func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
+	s := sandbox.DefaultConfig()
+	s.Python = c.Python
+	s.Workers = c.SandboxWorkers
+	s.QueueSize = 4 * c.SandboxWorkers
+	s.WarmPool = c.SandboxWarmPool
+	if s.WarmPool < 0 {
+		s.WarmPool = c.SandboxWorkers
+	}
+	s.UIDBase = c.SandboxUIDBase
+	s.DefaultTimeout = c.RunTimeout
+	s.MaxTimeout = c.MaxRunTimeout
+	s.MemoryBytes = c.RunMemory
+	s.MaxOutputBlobBytes = c.MaxBlobSize
+	s.Logger = log
 	return s
 }

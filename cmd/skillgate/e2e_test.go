@@ -16,11 +16,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 var binary string
 
 func TestMain(m *testing.M) {
+	sandbox.MaybeInit() // the isolation check re-executes this binary
 	dir, err := os.MkdirTemp("", "skillgate-e2e-")
 	if err != nil {
 		panic(err)

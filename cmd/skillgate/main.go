@@ -7,9 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 func main() {
+	// A sandbox's pid 1 is this binary re-executed: it must take over before
+	// anything else runs.
+	sandbox.MaybeInit()
 	cmd := newRootCommand()
 	if err := cmd.Execute(); err != nil {
 		var ee *exitError

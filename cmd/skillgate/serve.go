@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
 )
@@ -57,7 +58,8 @@ type gateway struct {
 	health  metrics.Health
 	skills  *skills.Registry
 	blobs   skills.BlobStore
-	auth    *auth.Store // nil without --auth-file
+	auth    *auth.Store     // nil without --auth-file
+	runner  *sandbox.Runner // nil when execution is off or unavailable
 	stop    context.CancelFunc
 	framed  *session.Server
 	rpc     *http.Server
@@ -98,6 +100,8 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		g.close()
 		return nil, err
 	}
+	var unavailable string
+	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
 	sc := cfg.session()
 	sc.Logger = log.With().Str("component", "session").Logger()
 	sc.Metrics = g.metrics
@@ -111,6 +115,9 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Skills:  g.skills,
 		Blobs:   g.blobs,
 		Authn:   authn,
+		Runner:  runnerOrNil(g.runner),
+
+		RunnerUnavailable: unavailable,
 	})
 	srv, err := session.NewServer(sc, d)
 	if err != nil {
@@ -211,9 +218,21 @@ func (g *gateway) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
+// runnerOrNil keeps a nil *sandbox.Runner from becoming a non-nil
+// dispatch.Runner.
+func runnerOrNil(r *sandbox.Runner) dispatch.Runner {
+	if r == nil {
+		return nil
+	}
+	return r
+}
+
 // close releases what newGateway opened.
 func (g *gateway) close() {
 	g.stop()
+	if g.runner != nil {
+		_ = g.runner.Close()
+	}
 	if g.skills != nil {
 		_ = g.skills.Close()
 	}

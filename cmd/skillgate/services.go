@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skills"
 )
 
@@ -91,4 +92,26 @@ func openAuth(ctx context.Context, cfg *serveConfig, log zerolog.Logger) (auth.A
 	}
 	log.Info().Strs("identities", store.Policy().Names()).Msg("authentication on")
 	return store, store, nil
+}
+
+// openSandbox starts the sandbox runner after checking that isolation works
+// here. When it does not, execution is refused with the reason while the
+// rest of the gateway serves: code never runs unisolated.
+func openSandbox(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (*sandbox.Runner, string) {
+	if cfg.SandboxWorkers == 0 {
+		log.Info().Msg("code execution is off (--sandbox-workers 0)")
+		return nil, "code execution is turned off on this gateway (--sandbox-workers 0)"
+	}
+	slog := log.With().Str("component", "sandbox").Logger()
+	runner, err := sandbox.New(cfg.sandbox(slog))
+	if err != nil {
+		log.Error().Err(err).Msg("isolation does not work on this machine: execute_skill and run_code are refused")
+		return nil, "isolation does not work on this machine: " + err.Error()
+	}
+	workers := float64(cfg.SandboxWorkers)
+	m.GaugeFunc("sandbox", "workers", "Runs the sandbox executes at once (--sandbox-workers).", func() float64 { return workers })
+	m.GaugeFunc("sandbox", "running", "Runs holding a sandbox worker.", func() float64 { return float64(runner.Stats().Running) })
+	m.GaugeFunc("sandbox", "queue_depth", "Runs waiting for a sandbox worker.", func() float64 { return float64(runner.Stats().Queued) })
+	m.GaugeFunc("sandbox", "warm_ready", "Pre-started sandboxes ready for a run.", func() float64 { return float64(runner.Stats().WarmReady) })
+	return runner, ""
 }

@@ -1,0 +1,340 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/skills"
+	"github.com/skillgate/skillgate/transport"
+)
+
+// Run limits enforced before a job reaches the sandbox.
+const (
+	maxInputBlobs  = 32
+	maxMountSkills = 32
+	maxOutputBlobs = 16
+	maxRunTimeout  = 24 * time.Hour
+)
+
+// Runner runs sandbox jobs; *sandbox.Runner is the real one.
+type Runner interface {
+	Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, error)
+}
+
+func init() {
+	domainErrors = append(domainErrors, domainError{sandbox.ErrOverloaded, func(error) *transport.Error {
+		return transport.AppError(CodeOverloaded, "Every sandbox is busy and the run queue is full.").WithRetry(500, 5)
+	}})
+}
+
+func (d *Dispatcher) registerExecution() {
+	d.Register(MethodExecuteSkill, []string{"ExecuteSkill"}, d.executeSkill)
+	d.Register(MethodRunCode, []string{"RunCode"}, d.runCode)
+}
+
+// RunResult is the run object of execute_skill and run_code. Failures of
+// the code itself are reported here (status "failed"), never as protocol
+// errors.
+type RunResult struct {
+	Status      string           `json:"status"`
+	RunID       string           `json:"run_id"`
+	Summary     string           `json:"summary"`
+	Output      json.RawMessage  `json:"output,omitempty"`
+	OutputBlobs []string         `json:"output_blobs"`
+	LogsPreview string           `json:"logs_preview"`
+	Error       *RunErrorInfo    `json:"error,omitempty"`
+	Retry       *transport.Retry `json:"retry,omitempty"`
+	DurationMS  int64            `json:"duration_ms"`
+}
+
+// RunErrorInfo says why a run failed: the Python exception class, or
+// EXECUTION_TIMEOUT, MEMORY_LIMIT_EXCEEDED, OUTPUT_TOO_LARGE, SANDBOX_ERROR.
+type RunErrorInfo struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// runRequest is what both execution methods hand to run.
+type runRequest struct {
+	kind   string // metrics label: execute_skill or run_code
+	label  string // what ran, for the summary
+	job    sandbox.Job
+	blobs  []string // input blob ids
+	mounts []*skills.Skill
+}
+
+func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) {
+	p := newParams(call.Params)
+	name, version := p.RequiredString("name"), p.String("version")
+	args := p.Object("args")
+	blobs := p.Strings("input_blobs", maxInputBlobs)
+	timeout := p.Int("timeout_ms", 0, 1, maxRunTimeout.Milliseconds())
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	s, err := d.resolveRunnable(call, "name", name, version)
+	if err != nil {
+		return nil, err
+	}
+	rt := s.Manifest.Runtime
+	if timeout == 0 {
+		timeout = rt.TimeoutMS
+	}
+	req := &runRequest{
+		kind: MethodExecuteSkill, label: s.Manifest.Name + " " + s.Manifest.Version, blobs: blobs,
+		mounts: []*skills.Skill{s},
+		job: sandbox.Job{
+			EntrySkill: s.Manifest.Name, EntryModule: rt.Entrypoint, Entrypoint: rt.Export,
+			Args: args, Env: d.secrets(s), Timeout: time.Duration(timeout) * time.Millisecond,
+		},
+	}
+	return d.execute(ctx, call, req)
+}
+
+func (d *Dispatcher) runCode(ctx context.Context, call *Call) (any, error) {
+	p := newParams(call.Params)
+	language := p.RequiredString("language")
+	code := p.str("code", true)
+	entrypoint := p.String("entrypoint")
+	args := p.Object("args")
+	mounts := p.Strings("mount_skills", maxMountSkills)
+	blobs := p.Strings("input_blobs", maxInputBlobs)
+	timeout := p.Int("timeout_ms", 0, 1, maxRunTimeout.Milliseconds())
+	limits := p.Nested("limits")
+	limitTimeout := limits.Int("timeout_ms", 0, 1, maxRunTimeout.Milliseconds())
+	p.Adopt(limits)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if language != "python" {
+		return nil, paramErr("language", "must be \"python\", the only language this gateway runs")
+	}
+	if entrypoint == "" {
+		entrypoint = "main"
+	}
+	if timeout == 0 {
+		timeout = limitTimeout
+	}
+	req := &runRequest{
+		kind: MethodRunCode, label: "run_code", blobs: blobs,
+		job: sandbox.Job{Code: code, Entrypoint: entrypoint, Args: args, Timeout: time.Duration(timeout) * time.Millisecond},
+	}
+	for i, m := range mounts {
+		name, version, _ := strings.Cut(m, "@")
+		s, err := d.resolveRunnable(call, fmt.Sprintf("mount_skills[%d]", i), name, version)
+		if err != nil {
+			return nil, err
+		}
+		req.mounts = append(req.mounts, s)
+	}
+	return d.execute(ctx, call, req)
+}
+
+// resolveRunnable finds an action skill the caller may see.
+func (d *Dispatcher) resolveRunnable(call *Call, param, name, version string) (*skills.Skill, error) {
+	if err := checkSkill(call, name); err != nil {
+		return nil, err
+	}
+	s, err := d.catalog().Resolve(name, version)
+	if err != nil {
+		return nil, err
+	}
+	if s.Manifest.Kind != skills.KindAction || s.Manifest.Runtime == nil {
+		return nil, paramErr(param, "names "+s.Manifest.Name+", an instruction skill: it has no code to run; read it with describe_skill")
+	}
+	return s, nil
+}
+
+// secrets passes the gateway's values of the environment variables a
+// skill declares, and nothing else.
+func (d *Dispatcher) secrets(s *skills.Skill) map[string]string {
+	env := map[string]string{}
+	for _, name := range s.Manifest.Permissions.Secrets {
+		if v, ok := d.opts.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	return env
+}
+
+// execute takes a concurrent-run slot of the caller, loads the input blobs,
+// runs the job and stores what it wrote.
+func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (any, error) {
+	if d.opts.Runner == nil {
+		return nil, transport.AppError(CodeSandboxUnavailable, "Code execution is not available on this gateway.").
+			WithDetails(d.opts.RunnerUnavailable)
+	}
+	if call.Identity != nil {
+		release, err := d.limiter.AcquireRun(call.Identity)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	inputs, err := d.loadInputs(ctx, req.blobs)
+	if err != nil {
+		return nil, err
+	}
+	job := req.job
+	job.RunID = newRunID()
+	job.InputBlobs = inputs
+	for _, s := range req.mounts {
+		job.Skills = append(job.Skills, sandboxSkill(s))
+	}
+	for range maxOutputBlobs {
+		job.OutputBlobIDs = append(job.OutputBlobIDs, d.opts.Blobs.NewID())
+	}
+	res, err := d.opts.Runner.Run(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	out := d.runResult(ctx, job.RunID, req, res)
+	d.recordRun(req.kind, out, res.Duration)
+	call.Log(zerolog.InfoLevel).Str("run_id", out.RunID).Str("what", req.label).Str("status", out.Status).
+		Dur("took", res.Duration).Msg("run finished")
+	return out, nil
+}
+
+func sandboxSkill(s *skills.Skill) sandbox.Skill {
+	files := s.FileData()
+	out := sandbox.Skill{Name: s.Manifest.Name, Files: make([]sandbox.File, len(files))}
+	if rt := s.Manifest.Runtime; rt != nil {
+		out.Entrypoint, out.Export = rt.Entrypoint, rt.Export
+	}
+	for i, f := range files {
+		out.Files[i] = sandbox.File{Path: f.Path, Data: f.Data}
+	}
+	return out
+}
+
+// loadInputs reads the input blobs; an unknown id is BLOB_NOT_FOUND.
+func (d *Dispatcher) loadInputs(ctx context.Context, ids []string) ([]sandbox.InputBlob, error) {
+	var out []sandbox.InputBlob
+	for i, id := range ids {
+		if skills.ValidateBlobID(id) != nil {
+			return nil, paramErr(fmt.Sprintf("input_blobs[%d]", i), "is not a blob id (blob:<32 hex digits>)")
+		}
+		b, err := d.opts.Blobs.Open(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		info := b.Info()
+		data, err := io.ReadAll(io.NewSectionReader(b, 0, info.Size))
+		_ = b.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sandbox.InputBlob{ID: id, Kind: info.Kind, Data: data})
+	}
+	return out, nil
+}
+
+// runResult turns a sandbox result into the run object, storing the blobs
+// the run wrote. A blob that cannot be stored fails the run.
+func (d *Dispatcher) runResult(ctx context.Context, runID string, req *runRequest, res *sandbox.Result) *RunResult {
+	out := &RunResult{
+		Status: res.Status, RunID: runID, LogsPreview: res.Logs, OutputBlobs: []string{},
+		DurationMS: res.Duration.Milliseconds(),
+	}
+	if res.Status == sandbox.StatusCompleted {
+		if err := d.storeOutputs(ctx, res.OutputBlobs, out); err != nil {
+			res = &sandbox.Result{Status: sandbox.StatusFailed, Duration: res.Duration,
+				Error: &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: err.Error()}}
+			out.Status, out.OutputBlobs = res.Status, []string{}
+		} else {
+			out.Output = res.Output
+			if len(out.Output) == 0 {
+				out.Output = json.RawMessage("null")
+			}
+			out.Summary = fmt.Sprintf("%s completed in %d ms%s.", req.label, out.DurationMS, blobNote(len(out.OutputBlobs)))
+			return out
+		}
+	}
+	e := res.Error
+	if e == nil {
+		e = &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: "the run failed without a reason"}
+	}
+	out.Error = &RunErrorInfo{Type: e.Type, Message: e.Message}
+	out.Summary, out.Retry = failureSummary(req.label, e, out.DurationMS)
+	return out
+}
+
+func (d *Dispatcher) storeOutputs(ctx context.Context, blobs []sandbox.OutputBlob, out *RunResult) error {
+	for _, b := range blobs {
+		if _, err := d.opts.Blobs.Put(ctx, b.ID, b.Kind, bytes.NewReader(b.Data)); err != nil {
+			return fmt.Errorf("storing output blob %s: %w", b.ID, err)
+		}
+		out.OutputBlobs = append(out.OutputBlobs, b.ID)
+	}
+	return nil
+}
+
+func blobNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; wrote 1 blob"
+	}
+	return fmt.Sprintf("; wrote %d blobs", n)
+}
+
+// failureSummary explains a failed run and says whether retrying helps.
+func failureSummary(label string, e *sandbox.RunError, ms int64) (string, *transport.Retry) {
+	switch e.Type {
+	case sandbox.ErrTypeTimeout:
+		return fmt.Sprintf("%s timed out after %d ms; retry with a larger timeout_ms if the work needs it.", label, ms),
+			&transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
+	case sandbox.ErrTypeMemory:
+		return label + " exceeded its memory limit; process the data in smaller pieces.", nil
+	case sandbox.ErrTypeOutputTooLarge:
+		return label + " returned more than 4 KB; write large results with runtime.blobs and return their ids.", nil
+	case sandbox.ErrTypeSandbox:
+		return label + " could not run: " + shortMessage(e.Message), &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
+	}
+	return label + " failed: " + e.Type + ": " + shortMessage(e.Message), nil
+}
+
+func shortMessage(m string) string {
+	if len(m) > 200 {
+		return strings.ToValidUTF8(m[:200], "") + "…"
+	}
+	return m
+}
+
+// recordRun counts a run by kind, status and a bounded reason.
+func (d *Dispatcher) recordRun(kind string, out *RunResult, took time.Duration) {
+	reason := "ok"
+	if out.Error != nil {
+		switch out.Error.Type {
+		case sandbox.ErrTypeTimeout:
+			reason = "timeout"
+		case sandbox.ErrTypeMemory:
+			reason = "memory"
+		case sandbox.ErrTypeOutputTooLarge:
+			reason = "output_too_large"
+		case sandbox.ErrTypeSandbox:
+			reason = "sandbox_error"
+		default:
+			reason = "exception"
+		}
+	}
+	d.opts.Metrics.SandboxRuns.WithLabelValues(kind, out.Status, reason).Inc()
+	d.opts.Metrics.SandboxDuration.WithLabelValues(kind).Observe(took.Seconds())
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + hex.EncodeToString(b[:])
+}

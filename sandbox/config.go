@@ -1,0 +1,181 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Limits the sandbox applies that are not configurable: they come from the
+// Skills Protocol.
+const (
+	// MaxOutputBytes bounds a run's serialized output.
+	MaxOutputBytes = 4096
+	// MaxLogsPreview bounds Result.Logs.
+	MaxLogsPreview = 2048
+	// maxErrorMessage bounds RunError.Message.
+	maxErrorMessage = 1024
+)
+
+// Config configures a Runner. The zero value of a field means its default
+// (see DefaultConfig), except WarmPool where 0 turns the pool off.
+type Config struct {
+	// Python is the absolute path of the interpreter, default
+	// "/usr/bin/python3". It must live under /usr, the only host directory
+	// the sandbox sees. Use an absolute path: a PATH shim such as pyenv's
+	// costs about 100 ms a start.
+	Python string
+	// Workers bounds concurrent runs, default runtime.NumCPU().
+	Workers int
+	// QueueSize bounds the runs waiting for a worker, default 4*Workers.
+	// When it is full Run fails at once with ErrOverloaded.
+	QueueSize int
+	// WarmPool is the number of pre-started sandboxes kept ready, default
+	// (in DefaultConfig) Workers; 0 starts a sandbox per run.
+	WarmPool int
+	// DefaultTimeout applies when Job.Timeout is 0, default 30s.
+	DefaultTimeout time.Duration
+	// MaxTimeout caps Job.Timeout, default 10m.
+	MaxTimeout time.Duration
+	// MemoryBytes is the cgroup memory limit of a run, default 256 MiB. It
+	// covers the run's processes and what they write to /tmp and
+	// /workspace (tmpfs pages are charged to the run).
+	MemoryBytes int64
+	// Pids is the cgroup limit on processes and threads, default 64.
+	Pids int
+	// CPUTime is RLIMIT_CPU per process; 0 derives it from the run's
+	// timeout (rounded up to whole seconds).
+	CPUTime time.Duration
+	// OpenFiles is RLIMIT_NOFILE, default 256.
+	OpenFiles int
+	// FileSizeBytes is RLIMIT_FSIZE, default 32 MiB.
+	FileSizeBytes int64
+	// TmpBytes sizes the /tmp tmpfs, default 64 MiB.
+	TmpBytes int64
+	// WorkspaceBytes sizes the /workspace tmpfs, default 64 MiB.
+	WorkspaceBytes int64
+	// LogsHardCap bounds stdout+stderr of a run; past it the run is killed
+	// and fails with OUTPUT_TOO_LARGE. Default 1 MiB.
+	LogsHardCap int64
+	// MaxOutputBlobBytes bounds each blob a run writes, default 16 MiB.
+	MaxOutputBlobBytes int64
+	// MaxOutputBlobs bounds len(Job.OutputBlobIDs), default 64.
+	MaxOutputBlobs int
+	// WorkDir holds per-run host state (job inputs), default
+	// os.TempDir()/skillgate-sandbox. Its parents must be searchable by
+	// others: the sandboxes' uids traverse them.
+	WorkDir string
+	// UIDBase is the host uid (and gid) that root inside the sandbox maps
+	// to; the sandboxed code runs as UIDBase+1000. Pick a range no host
+	// user or subordinate-id range owns. Default 1_000_000_000.
+	UIDBase uint32
+	// Logger receives the runner's own events.
+	Logger zerolog.Logger
+}
+
+// Fixed ids inside the sandbox.
+const (
+	sandboxUID      = 1000
+	uidMapSize      = 65536
+	defaultUIDBase  = 1_000_000_000
+	defaultPython   = "/usr/bin/python3"
+	defaultWorkName = "skillgate-sandbox"
+)
+
+// DefaultConfig returns the defaults, with a warm pool of Workers sandboxes.
+func DefaultConfig() Config {
+	workers := runtime.NumCPU()
+	return Config{
+		Python:             defaultPython,
+		Workers:            workers,
+		QueueSize:          4 * workers,
+		WarmPool:           workers,
+		DefaultTimeout:     30 * time.Second,
+		MaxTimeout:         10 * time.Minute,
+		MemoryBytes:        256 << 20,
+		Pids:               64,
+		OpenFiles:          256,
+		FileSizeBytes:      32 << 20,
+		TmpBytes:           64 << 20,
+		WorkspaceBytes:     64 << 20,
+		LogsHardCap:        1 << 20,
+		MaxOutputBlobBytes: 16 << 20,
+		MaxOutputBlobs:     64,
+		WorkDir:            filepath.Join(os.TempDir(), defaultWorkName),
+		UIDBase:            defaultUIDBase,
+		Logger:             zerolog.Nop(),
+	}
+}
+
+// withDefaults fills zero fields from DefaultConfig (WarmPool stays as is).
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Workers == 0 {
+		c.Workers = d.Workers
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = 4 * c.Workers
+	}
+	setString(&c.Python, d.Python)
+	setString(&c.WorkDir, d.WorkDir)
+	setInt(&c.Pids, d.Pids)
+	setInt(&c.OpenFiles, d.OpenFiles)
+	setInt(&c.MaxOutputBlobs, d.MaxOutputBlobs)
+	setInt(&c.DefaultTimeout, d.DefaultTimeout)
+	setInt(&c.MaxTimeout, d.MaxTimeout)
+	setInt(&c.MemoryBytes, d.MemoryBytes)
+	setInt(&c.FileSizeBytes, d.FileSizeBytes)
+	setInt(&c.TmpBytes, d.TmpBytes)
+	setInt(&c.WorkspaceBytes, d.WorkspaceBytes)
+	setInt(&c.LogsHardCap, d.LogsHardCap)
+	setInt(&c.MaxOutputBlobBytes, d.MaxOutputBlobBytes)
+	setInt(&c.UIDBase, d.UIDBase)
+	return c
+}
+
+func setString(p *string, d string) {
+	if *p == "" {
+		*p = d
+	}
+}
+
+func setInt[T int | int64 | uint32 | time.Duration](p *T, d T) {
+	if *p == 0 {
+		*p = d
+	}
+}
+
+// Validate reports the first invalid field. Zero fields are valid: they
+// mean the default.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	for _, chk := range []struct {
+		bad bool
+		msg string
+	}{
+		{!filepath.IsAbs(c.Python), fmt.Sprintf("Python %q is not an absolute path", c.Python)},
+		{!filepath.IsAbs(c.WorkDir), fmt.Sprintf("WorkDir %q is not an absolute path", c.WorkDir)},
+		{c.Workers < 0, "Workers is negative"},
+		{c.QueueSize < 0, "QueueSize is negative"},
+		{c.WarmPool < 0, "WarmPool is negative"},
+		{c.DefaultTimeout < 0 || c.MaxTimeout < 0 || c.CPUTime < 0, "a timeout is negative"},
+		{c.DefaultTimeout > c.MaxTimeout, "DefaultTimeout exceeds MaxTimeout"},
+		{c.MemoryBytes < 32<<20, "MemoryBytes is below 32 MiB"},
+		{c.Pids < 8, "Pids is below 8"},
+		{c.OpenFiles < 16, "OpenFiles is below 16"},
+		{c.FileSizeBytes < 0 || c.TmpBytes < 0 || c.WorkspaceBytes < 0, "a size is negative"},
+		{c.TmpBytes < 1<<20 || c.WorkspaceBytes < 1<<20, "TmpBytes and WorkspaceBytes must be at least 1 MiB"},
+		{c.LogsHardCap < MaxLogsPreview, "LogsHardCap is below the logs preview size"},
+		{c.MaxOutputBlobBytes < 0 || c.MaxOutputBlobs < 0, "an output blob limit is negative"},
+		{c.UIDBase < 1 || uint64(c.UIDBase)+uidMapSize > 1<<32-1, "UIDBase leaves no room for the id map"},
+	} {
+		if chk.bad {
+			return fmt.Errorf("%w: %s", errInvalidConfig, chk.msg)
+		}
+	}
+	return nil
+}

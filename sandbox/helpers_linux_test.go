@@ -1,0 +1,224 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// requireSandbox skips (or, with SKILLGATE_REQUIRE_SANDBOX=1, fails) when
+// isolation cannot work here.
+func requireSandbox(t testing.TB, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("SKILLGATE_REQUIRE_SANDBOX") == "1" {
+		t.Fatalf("sandbox required but unavailable: %v", err)
+	}
+	t.Skipf("sandbox unavailable: %v", err)
+}
+
+// testConfig is small and quick: abuse tests hit the limits in well under
+// a second.
+func testConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Workers = 4
+	cfg.WarmPool = 2
+	cfg.DefaultTimeout = 10 * time.Second
+	cfg.TmpBytes = 8 << 20
+	cfg.WorkspaceBytes = 8 << 20
+	cfg.FileSizeBytes = 4 << 20
+	cfg.MemoryBytes = 128 << 20
+	cfg.LogsHardCap = 256 << 10
+	return cfg
+}
+
+var (
+	uidOffset atomic.Uint32
+	shared    struct {
+		once sync.Once
+		r    *Runner
+		err  error
+	}
+)
+
+// sharedRunner is one warm Runner for the functional tests.
+func sharedRunner(t testing.TB) *Runner {
+	t.Helper()
+	shared.once.Do(func() { shared.r, shared.err = New(testConfig()) })
+	requireSandbox(t, shared.err)
+	return shared.r
+}
+
+// closeSharedRunner closes the shared Runner and reports what it left.
+func closeSharedRunner() error {
+	if shared.r == nil {
+		return nil
+	}
+	if err := shared.r.Close(); err != nil {
+		return err
+	}
+	if left := leftovers(shared.r); len(left) > 0 {
+		return fmt.Errorf("the shared runner left %v", left)
+	}
+	return nil
+}
+
+// ownRunner starts a Runner of its own with a uid range no other Runner of
+// the tests uses, so that leftover processes can be attributed; it is
+// closed (and checked clean) when the test ends.
+func ownRunner(t testing.TB, edit func(*Config)) *Runner {
+	t.Helper()
+	cfg := testConfig()
+	cfg.WarmPool = 0
+	cfg.UIDBase = defaultUIDBase + uidOffset.Add(1)*uidMapSize
+	if edit != nil {
+		edit(&cfg)
+	}
+	r, err := New(cfg)
+	requireSandbox(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, r.Close())
+		assertGone(t, r)
+	})
+	return r
+}
+
+// run runs code with args and returns the result.
+func run(t testing.TB, r *Runner, code string, args any, edit ...func(*Job)) *Result {
+	t.Helper()
+	job := Job{RunID: t.Name(), Code: code}
+	if args != nil {
+		data, err := json.Marshal(args)
+		require.NoError(t, err)
+		job.Args = data
+	}
+	for _, e := range edit {
+		e(&job)
+	}
+	res, err := r.Run(context.Background(), job)
+	require.NoError(t, err)
+	return res
+}
+
+func withTimeout(d time.Duration) func(*Job) { return func(j *Job) { j.Timeout = d } }
+
+// requireCompleted fails with the run's error and logs.
+func requireCompleted(t testing.TB, res *Result) {
+	t.Helper()
+	if res.Status != StatusCompleted {
+		t.Fatalf("run failed: %+v\nlogs:\n%s", res.Error, res.Logs)
+	}
+}
+
+// output decodes the run's output into a map.
+func output(t testing.TB, res *Result) map[string]any {
+	t.Helper()
+	requireCompleted(t, res)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(res.Output, &m))
+	return m
+}
+
+func requireFailed(t testing.TB, res *Result, kind string) {
+	t.Helper()
+	require.Equal(t, StatusFailed, res.Status, "output %s logs %s", res.Output, res.Logs)
+	require.NotNil(t, res.Error)
+	require.Equal(t, kind, res.Error.Type, "message %q logs %s", res.Error.Message, res.Logs)
+}
+
+const trivialCode = "def main(args):\n    return {'ok': True}\n"
+
+// assertHealthyAndClean runs a trivial job, then checks that nothing of
+// the earlier runs is left: no process in the Runner's uid range, no
+// cgroup, no sandbox directory. With a warm pool the pool's sandboxes are
+// legitimately there; ownRunner checks again after Close.
+func assertHealthyAndClean(t *testing.T, r *Runner) {
+	t.Helper()
+	res := run(t, r, trivialCode, nil)
+	requireCompleted(t, res)
+	waitIdle(t, r)
+	if r.cfg.WarmPool == 0 {
+		assertGone(t, r)
+	}
+}
+
+// waitIdle waits (bounded) until no run holds a worker: teardown is done.
+func waitIdle(t testing.TB, r *Runner) {
+	t.Helper()
+	require.Eventually(t, func() bool { return r.Stats().Running == 0 }, 20*time.Second, 5*time.Millisecond)
+}
+
+// assertGone checks the leftovers of an idle Runner without a warm pool
+// (after Close: of any Runner).
+func assertGone(t testing.TB, r *Runner) {
+	t.Helper()
+	assert.Empty(t, leftovers(r))
+}
+
+// leftovers lists what a Runner left behind: processes in its uid range,
+// child cgroups, sandbox directories, host mounts under WorkDir.
+func leftovers(r *Runner) []string {
+	var out []string
+	for _, p := range processesInRange(r.cfg.UIDBase) {
+		out = append(out, "process "+p)
+	}
+	for _, root := range r.cgroups.roots {
+		children, _ := os.ReadDir(root)
+		for _, c := range children {
+			if c.IsDir() {
+				out = append(out, "cgroup "+filepath.Join(root, c.Name()))
+			}
+		}
+	}
+	entries, _ := os.ReadDir(r.dir)
+	for _, e := range entries {
+		if e.Name() != "lib" {
+			out = append(out, "directory "+filepath.Join(r.dir, e.Name()))
+		}
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mounts), r.cfg.WorkDir) {
+		out = append(out, "host mount under "+r.cfg.WorkDir)
+	}
+	return out
+}
+
+// processesInRange lists host processes whose uid is in the sandbox map.
+func processesInRange(base uint32) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) < 2 || fields[0] != "Uid:" {
+				continue
+			}
+			uid, _ := strconv.ParseUint(fields[1], 10, 32)
+			if uid >= uint64(base) && uid < uint64(base)+uidMapSize {
+				out = append(out, fmt.Sprintf("pid %d uid %d", pid, uid))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,128 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Run statuses.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// RunError types that are not Python exception class names.
+const (
+	ErrTypeTimeout        = "EXECUTION_TIMEOUT"
+	ErrTypeMemory         = "MEMORY_LIMIT_EXCEEDED"
+	ErrTypeOutputTooLarge = "OUTPUT_TOO_LARGE"
+	ErrTypeSandbox        = "SANDBOX_ERROR"
+)
+
+// Job is one run: either run_code (Code set) or execute_skill (EntrySkill
+// and EntryModule set). Every field is validated; a bad one fails the run
+// with SANDBOX_ERROR.
+type Job struct {
+	// RunID identifies the run in logs and as runtime.run_id.
+	RunID string
+	// Code is the run_code module source; empty for execute_skill.
+	Code string
+	// EntrySkill names the mounted skill whose module is run (execute_skill).
+	EntrySkill string
+	// EntryModule is the module path in that skill, e.g. "code/main.py".
+	EntryModule string
+	// Entrypoint is the function called with Args: run_code's entrypoint
+	// (default "main") or the skill's export.
+	Entrypoint string
+	// Args is a JSON object; empty means {}.
+	Args json.RawMessage
+	// Skills are mounted read-only and importable as skills.<Name>; for
+	// execute_skill they include the executed skill.
+	Skills []Skill
+	// InputBlobs can be read with runtime.blobs.read_text.
+	InputBlobs []InputBlob
+	// OutputBlobIDs are handed out, in order, to the blobs the run writes.
+	OutputBlobIDs []string
+	// Env is added to the sandbox environment (declared secrets).
+	Env map[string]string
+	// Timeout is the wall-clock limit from job delivery; 0 means the
+	// default, and it is capped at Config.MaxTimeout.
+	Timeout time.Duration
+}
+
+// Skill is a mounted skill.
+type Skill struct {
+	// Name is dotted, e.g. "acme.math.add".
+	Name string
+	// Files are the skill's files, skill.toml included.
+	Files []File
+	// Entrypoint ("code/main.py") and Export ("main") say what the skill's
+	// package re-exports. When empty they are read from the [runtime]
+	// table of the skill.toml among Files; without either the package
+	// exports nothing but its modules stay importable.
+	Entrypoint string
+	Export     string
+}
+
+// File is one file of a skill.
+type File struct {
+	// Path is slash-separated and relative to the skill root.
+	Path string
+	Data []byte
+}
+
+// InputBlob is a blob the run may read.
+type InputBlob struct {
+	ID, Kind string
+	Data     []byte
+}
+
+// OutputBlob is a blob the run wrote.
+type OutputBlob struct {
+	ID, Kind string
+	Data     []byte
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	// Status is StatusCompleted or StatusFailed.
+	Status string
+	// Output is the entrypoint's return value (completed only), at most
+	// MaxOutputBytes.
+	Output json.RawMessage
+	// Error says why the run failed (failed only).
+	Error *RunError
+	// Logs is the end of stdout+stderr (runtime.log lines included), at
+	// most MaxLogsPreview bytes of valid UTF-8, starting with a marker when
+	// the beginning was cut.
+	Logs string
+	// OutputBlobs are the blobs the run wrote (completed only).
+	OutputBlobs []OutputBlob
+	// Duration is the time from job delivery to the end of the run.
+	Duration time.Duration
+}
+
+// RunError describes a failed run.
+type RunError struct {
+	// Type is the Python exception class name or one of the ErrType
+	// constants.
+	Type    string
+	Message string
+}
+
+func (e *RunError) Error() string { return e.Type + ": " + e.Message }
+
+func failed(kind, msg string) *Result {
+	return &Result{Status: StatusFailed, Error: &RunError{Type: kind, Message: truncate(msg, maxErrorMessage)}}
+}
+
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

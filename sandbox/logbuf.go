@@ -1,0 +1,82 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// logBuffer keeps the end of a run's stdout+stderr and counts the rest.
+// Past hardCap it closes overflow once (the run is then killed). Safe for
+// concurrent use.
+type logBuffer struct {
+	keep     int
+	hardCap  int64
+	overflow chan struct{}
+
+	mu    sync.Mutex
+	buf   []byte // guarded by mu; the last bytes, at most 2*keep
+	total int64  // guarded by mu
+}
+
+func newLogBuffer(keep int, hardCap int64) *logBuffer {
+	return &logBuffer{keep: keep, hardCap: hardCap, overflow: make(chan struct{})}
+}
+
+// Write never fails: what does not fit is counted and dropped.
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	before := b.total
+	b.total += int64(len(p))
+	if before <= b.hardCap && b.total > b.hardCap {
+		close(b.overflow)
+	}
+	if len(p) >= b.keep {
+		b.buf = append(b.buf[:0], p[len(p)-b.keep:]...)
+		return len(p), nil
+	}
+	if len(b.buf)+len(p) > 2*b.keep {
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-(b.keep-len(p)):]...)
+	}
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+// Total is the number of bytes written so far.
+func (b *logBuffer) Total() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total
+}
+
+// Preview is the end of the logs, valid UTF-8, at most keep bytes; when
+// the beginning was cut it starts with a marker saying how much.
+func (b *logBuffer) Preview() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.total == int64(len(b.buf)) {
+		if s := strings.ToValidUTF8(string(b.buf), "\uFFFD"); len(s) <= b.keep {
+			return s
+		}
+	}
+	// The marker for the whole total is at least as long as the real one.
+	room := b.keep - len(cutMarker(b.total))
+	raw := b.buf[len(b.buf)-min(room, len(b.buf)):]
+	for {
+		for len(raw) > 0 && !utf8.RuneStart(raw[0]) {
+			raw = raw[1:]
+		}
+		// Invalid bytes become U+FFFD (3 bytes each), so the cleaned tail
+		// may outgrow the room: drop at least the excess and try again. The
+		// count in the marker is of raw bytes, as written by the run.
+		tail := strings.ToValidUTF8(string(raw), "\uFFFD")
+		if len(tail) <= room {
+			return cutMarker(b.total-int64(len(raw))) + tail
+		}
+		raw = raw[min(len(tail)-room, len(raw)):]
+	}
+}
+
+func cutMarker(n int64) string { return fmt.Sprintf("[... %d bytes cut ...]\n", n) }

@@ -1,0 +1,163 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The re-exec'd helper's verb: os.Args[1] of the sandbox's pid 1.
+const initVerb = "__skillgate_sandbox_init__"
+
+// File descriptors of the sandbox's pid 1 (after stdin, stdout, stderr;
+// stderr is the status pipe too, so a crash report reaches the host).
+const (
+	fdCtl    = 3 // host -> init: one length-prefixed initConfig, then EOF = die
+	fdStatus = 4 // init -> host: JSON lines (statusEvent)
+	fdLog    = 5 // stdout+stderr of Python
+	fdJob    = 6 // host -> Python: the job (jobMessage), then EOF
+	fdResult = 7 // Python -> host: "R" when ready, then one resultFrame
+)
+
+// readyByte is what Python writes on its result pipe once it waits for a job.
+const readyByte = 'R'
+
+// Frame bounds.
+const (
+	maxCtlFrame    = 1 << 20
+	maxResultFrame = 64 << 10
+	maxStatusLine  = 16 << 10
+	maxStatusRaw   = 4 << 10
+)
+
+// initConfig is what the host tells the sandbox's pid 1.
+type initConfig struct {
+	RootDir        string `json:"root_dir"` // host dir the new root is mounted on
+	JobDir         string `json:"job_dir"`  // host dir bound read-only at /job
+	LibDir         string `json:"lib_dir"`  // host dir bound read-only at /opt/skillgate
+	Python         string `json:"python"`
+	TmpBytes       int64  `json:"tmp_bytes"`
+	WorkspaceBytes int64  `json:"workspace_bytes"`
+	OpenFiles      int    `json:"open_files"`
+	FileSizeBytes  int64  `json:"file_size_bytes"`
+	CPUSeconds     int64  `json:"cpu_seconds"` // hard RLIMIT_CPU until the job lowers it
+}
+
+// Status events of pid 1.
+const (
+	evError   = "error"   // set-up failed; pid 1 exits
+	evSpawned = "spawned" // Python started (Landlock says which ABI was enforced)
+	evExit    = "exit"    // Python exited
+)
+
+type statusEvent struct {
+	Ev       string `json:"ev"`
+	Msg      string `json:"msg,omitempty"`
+	Code     int    `json:"code,omitempty"`
+	Signal   int    `json:"signal,omitempty"`
+	CPUMilli int64  `json:"cpu_ms,omitempty"`
+	Landlock int    `json:"landlock,omitempty"`
+}
+
+// resultFrame is the runtime's answer (see runtime/_boot.py).
+type resultFrame struct {
+	OK      bool         `json:"ok"`
+	Output  string       `json:"output"`
+	Type    string       `json:"type"`
+	Message string       `json:"message"`
+	Blobs   []blobRecord `json:"blobs"`
+}
+
+type blobRecord struct {
+	Index int    `json:"index"`
+	Kind  string `json:"kind"`
+}
+
+// writeFrame writes a big-endian uint32 length and the JSON of v.
+func writeFrame(w io.Writer, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode frame: %w", err)
+	}
+	buf := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(data)), uint32(len(data)))
+	_, err = w.Write(append(buf, data...))
+	return err
+}
+
+// readFrame reads one frame of at most limit bytes into v.
+func readFrame(r io.Reader, limit int, v any) error {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return fmt.Errorf("read frame header: %w", err)
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if int64(n) > int64(limit) {
+		return fmt.Errorf("frame of %d bytes exceeds %d", n, limit)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return fmt.Errorf("read frame body: %w", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decode frame: %w", err)
+	}
+	return nil
+}
+
+// check validates a result frame against the job: the output is JSON of at
+// most MaxOutputBytes, blobs are within the job's ids.
+func (f *resultFrame) check(outputs int) error {
+	if !f.OK {
+		if f.Type == "" {
+			return errors.New("failure without a type")
+		}
+		return nil
+	}
+	if len(f.Output) > MaxOutputBytes {
+		return fmt.Errorf("output of %d bytes", len(f.Output))
+	}
+	if !json.Valid([]byte(f.Output)) {
+		return errors.New("output is not valid JSON")
+	}
+	if len(f.Blobs) > outputs {
+		return fmt.Errorf("%d blobs written, %d ids available", len(f.Blobs), outputs)
+	}
+	for i, b := range f.Blobs {
+		if b.Index != i {
+			return fmt.Errorf("blob %d has index %d", i, b.Index)
+		}
+		if err := checkKind(b.Kind, false); err != nil {
+			return fmt.Errorf("blob %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// statusLog collects pid 1's events; lines that are not events (a crash
+// report) are kept as raw text.
+type statusLog struct {
+	events chan statusEvent
+	raw    strings.Builder
+}
+
+// read consumes r until EOF; it closes events at the end.
+func (s *statusLog) read(r io.Reader) {
+	defer close(s.events)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxStatusLine)
+	for sc.Scan() {
+		var ev statusEvent
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Ev != "" {
+			s.events <- ev
+			continue
+		}
+		if s.raw.Len() < maxStatusRaw {
+			s.raw.WriteString(truncate(sc.Text(), maxStatusRaw-s.raw.Len()))
+			s.raw.WriteByte('\n')
+		}
+	}
+}

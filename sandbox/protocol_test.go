@@ -1,0 +1,86 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFrameRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	in := initConfig{RootDir: "/r", Python: "/usr/bin/python3", TmpBytes: 5}
+	require.NoError(t, writeFrame(&buf, in))
+	var out initConfig
+	require.NoError(t, readFrame(&buf, maxCtlFrame, &out))
+	assert.Equal(t, in, out)
+}
+
+func TestReadFrameRejects(t *testing.T) {
+	big := binary.BigEndian.AppendUint32(nil, maxResultFrame+1)
+	for name, data := range map[string][]byte{
+		"empty":       nil,
+		"short":       {0, 0},
+		"too large":   big,
+		"truncated":   append(binary.BigEndian.AppendUint32(nil, 10), "{}"...),
+		"not json":    append(binary.BigEndian.AppendUint32(nil, 3), "abc"...),
+		"wrong shape": append(binary.BigEndian.AppendUint32(nil, 3), "[1]"...),
+	} {
+		var f resultFrame
+		assert.Error(t, readFrame(bytes.NewReader(data), maxResultFrame, &f), name)
+	}
+}
+
+func TestResultFrameCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		frame resultFrame
+		ok    bool
+	}{
+		{"output", resultFrame{OK: true, Output: `{"a":1}`}, true},
+		{"failure", resultFrame{Type: "ValueError"}, true},
+		{"failure without type", resultFrame{}, false},
+		{"invalid json", resultFrame{OK: true, Output: `{`}, false},
+		{"empty output", resultFrame{OK: true}, false},
+		{"too large", resultFrame{OK: true, Output: `"` + strings.Repeat("x", MaxOutputBytes) + `"`}, false},
+		{"blobs", resultFrame{OK: true, Output: "1", Blobs: []blobRecord{{0, "text/plain"}, {1, "a/b"}}}, true},
+		{"more blobs than ids", resultFrame{OK: true, Output: "1", Blobs: []blobRecord{{0, "a/b"}, {1, "a/b"}, {2, "a/b"}}}, false},
+		{"blob out of order", resultFrame{OK: true, Output: "1", Blobs: []blobRecord{{1, "a/b"}}}, false},
+		{"bad kind", resultFrame{OK: true, Output: "1", Blobs: []blobRecord{{0, "nope"}}}, false},
+	} {
+		err := tc.frame.check(2)
+		assert.Equal(t, tc.ok, err == nil, "%s: %v", tc.name, err)
+	}
+}
+
+func TestStatusLog(t *testing.T) {
+	s := &statusLog{events: make(chan statusEvent, 8)}
+	s.read(strings.NewReader("{\"ev\":\"spawned\",\"landlock\":7}\npanic: boom\n{\"ev\":\"exit\",\"signal\":9}\n{}\n"))
+	var evs []statusEvent
+	for ev := range s.events {
+		evs = append(evs, ev)
+	}
+	assert.Equal(t, []statusEvent{{Ev: evSpawned, Landlock: 7}, {Ev: evExit, Signal: 9}}, evs)
+	assert.Equal(t, "panic: boom\n{}\n", s.raw.String())
+}
+
+func FuzzReadResultFrame(f *testing.F) {
+	var buf bytes.Buffer
+	_ = writeFrame(&buf, resultFrame{OK: true, Output: `{"a":1}`, Blobs: []blobRecord{{0, "text/plain"}}})
+	f.Add(buf.Bytes())
+	f.Add([]byte{0, 0, 0, 2, '{', '}'})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fr resultFrame
+		if readFrame(bytes.NewReader(data), maxResultFrame, &fr) != nil {
+			return
+		}
+		if fr.check(4) == nil && fr.OK {
+			assert.LessOrEqual(t, len(fr.Output), MaxOutputBytes)
+			assert.LessOrEqual(t, len(fr.Blobs), 4)
+		}
+	})
+}

@@ -1,0 +1,205 @@
+"""Sandbox entry point.
+
+Started inside the sandbox before any job is known: it imports what every
+run needs, tells the gateway it is ready, waits for exactly one job on
+JOB_FD, runs it and writes one length-prefixed JSON result to RESULT_FD.
+The process is never reused.
+"""
+
+import os
+import sys
+
+JOB_FD = 3
+RESULT_FD = 4
+OUTPUT_LIMIT = 4096
+MESSAGE_LIMIT = 1024
+BLOB_DIR = "/workspace/.blobs"
+CODE_NAME = "<code>"
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import importlib  # noqa: E402
+import json  # noqa: E402
+import linecache  # noqa: E402
+import resource  # noqa: E402
+import struct  # noqa: E402
+import traceback  # noqa: E402
+import types  # noqa: E402
+
+import runtime  # noqa: E402
+from runtime import _skills, blobs  # noqa: E402
+
+
+def read_job():
+    chunks = []
+    while True:
+        chunk = os.read(JOB_FD, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(JOB_FD)
+    return json.loads(b"".join(chunks))
+
+
+def send(obj):
+    data = json.dumps(obj, ensure_ascii=True).encode("ascii")
+    view = memoryview(struct.pack(">I", len(data)) + data)
+    while view:
+        view = view[os.write(RESULT_FD, view):]
+
+
+def limit_cpu(seconds):
+    """Lower RLIMIT_CPU to what the job may use from now on."""
+    if seconds <= 0:
+        return
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    _, cur_hard = resource.getrlimit(resource.RLIMIT_CPU)
+    hard = soft + 1
+    if cur_hard != resource.RLIM_INFINITY:
+        hard = min(hard, cur_hard)
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def blob_dir():
+    """The directory output blobs are written to, made before any job."""
+    os.mkdir(BLOB_DIR, 0o700)
+    return os.open(BLOB_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+
+
+def prepare(job, dir_fd):
+    limit_cpu(job.get("cpu_seconds", 0))
+    os.environ.update(job.get("env") or {})
+    runtime.run_id = job.get("run_id", "")
+    inputs = {b["id"]: b["path"] for b in job.get("inputs") or []}
+    blobs._configure(inputs, job.get("outputs") or [], dir_fd, job.get("max_blob_bytes", 0))
+    _skills.install(job.get("skills") or [])
+
+
+def load_code(source):
+    # The source never touches the disk; linecache serves it to tracebacks.
+    linecache.cache[CODE_NAME] = (len(source), None, source.splitlines(True), CODE_NAME)
+    module = types.ModuleType("job")
+    module.__file__ = CODE_NAME
+    sys.modules["job"] = module
+    exec(compile(source, CODE_NAME, "exec", dont_inherit=True), module.__dict__)
+    return module, "the code"
+
+
+def load_skill(job):
+    name = "%s.%s.%s" % (_skills.PACKAGE, job["skill"], job["module"])
+    return importlib.import_module(name), "skill %s (%s)" % (job["skill"], job["module"])
+
+
+def entrypoint(job):
+    module, where = load_skill(job) if job.get("skill") else load_code(job.get("code", ""))
+    name = job.get("entrypoint") or "main"
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise AttributeError("entrypoint %r is not defined in %s" % (name, where))
+    if not callable(fn):
+        raise TypeError("entrypoint %r in %s is not callable" % (name, where))
+    return fn
+
+
+def call(job):
+    value = entrypoint(job)(job.get("args") or {})
+    if isinstance(value, types.CoroutineType):
+        import asyncio
+        value = asyncio.run(value)
+    return value
+
+
+def text(exc):
+    try:
+        msg = str(exc)
+    except BaseException:
+        msg = "<unprintable %s>" % type(exc).__name__
+    return msg[:MESSAGE_LIMIT]
+
+
+def print_traceback(exc):
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    try:
+        traceback.print_exception(type(exc), exc, tb, file=sys.__stderr__)
+    except BaseException:
+        pass
+
+
+def failure(kind, message):
+    return {"ok": False, "type": kind, "message": message}
+
+
+def encode(value):
+    try:
+        out = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as exc:
+        return None, failure(type(exc).__name__,
+                             "the return value is not JSON-serializable: " + text(exc))
+    size = len(out.encode("utf-8"))
+    if size > OUTPUT_LIMIT:
+        return None, failure("OUTPUT_TOO_LARGE", (
+            "the return value is %d bytes serialized; the limit is %d bytes: "
+            "write larger data to a blob with runtime.blobs.write_json" % (size, OUTPUT_LIMIT)))
+    return out, None
+
+
+def run(job):
+    try:
+        value = call(job)
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt included
+        print_traceback(exc)
+        if isinstance(exc, MemoryError):
+            return failure("MEMORY_LIMIT_EXCEEDED", ("MemoryError: " + text(exc)).rstrip(": "))
+        return failure(type(exc).__name__, text(exc))
+    out, fail = encode(value)
+    if fail is not None:
+        return fail
+    return {"ok": True, "output": out, "blobs": blobs._manifest()}
+
+
+def flush():
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def main():
+    os.set_inheritable(JOB_FD, False)
+    os.set_inheritable(RESULT_FD, False)
+    sys.stdout.reconfigure(line_buffering=True)
+    dir_fd = blob_dir()
+    os.write(RESULT_FD, b"R")
+    job = read_job()
+    try:
+        prepare(job, dir_fd)
+    except BaseException as exc:
+        finish(failure("SANDBOX_ERROR", "preparing the run: " + text(exc)))
+    pid = os.getpid()
+    result = run(job)
+    if os.getpid() != pid:  # a forked child returning from the code does not answer
+        os._exit(0)
+    finish(result)
+
+
+def finish(result):
+    """Answer and exit. The logs are complete before the answer: stdout and
+    stderr are flushed and closed first, so the gateway needs no more than
+    the end of the log pipe once the sandbox's other processes are killed."""
+    flush()
+    for fd in (1, 2):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    send(result)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,351 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// spawnTimeout bounds a sandbox start (Python included) on a loaded host.
+const spawnTimeout = 30 * time.Second
+
+// sandbox is one single-use sandbox: pid 1 (this binary re-executed with
+// initVerb) in fresh namespaces and its own cgroup, Python waiting for a
+// job. Created by spawn, used by at most one run, ended by teardown.
+type sandbox struct {
+	id       string
+	dir      string // host directory, private to the sandbox's root uid
+	jobDir   string // bound read-only at /job
+	cg       *runCgroup
+	cmd      *exec.Cmd
+	pid      int
+	landlock int
+
+	ctl      *os.File // write end; closing it ends pid 1
+	jobW     *os.File // job pipe (closed once the job is written)
+	jobOnce  sync.Once
+	result   *os.File // read end of Python's result pipe
+	logR     *os.File
+	statusR  *os.File
+	logs     *logBuffer
+	logDone  chan struct{}
+	status   *statusLog
+	ws       *os.Root      // the sandbox's /workspace, reachable after it died
+	exited   chan struct{} // pid 1 exited (not reaped: its pid stays ours)
+	release  chan struct{} // allows reaping pid 1
+	reaped   chan struct{}
+	tornDown sync.Once
+}
+
+// pipes are the parent's and the child's ends, in child fd order 3..7.
+type pipes struct{ parent, child [5]*os.File }
+
+func newPipes() (*pipes, error) {
+	p := &pipes{}
+	// Child reads ctl and job; it writes status, log and result.
+	childReads := [5]bool{true, false, false, true, false}
+	for i := range p.child {
+		r, w, err := os.Pipe()
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		if childReads[i] {
+			p.child[i], p.parent[i] = r, w
+		} else {
+			p.child[i], p.parent[i] = w, r
+		}
+	}
+	return p, nil
+}
+
+func (p *pipes) close() {
+	for i := range p.child {
+		for _, f := range []*os.File{p.child[i], p.parent[i]} {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+	}
+}
+
+// spawn starts a sandbox and waits until Python is ready for a job.
+func (r *Runner) spawn() (*sandbox, error) {
+	sb := &sandbox{
+		id:      "s" + strconv.FormatUint(r.seq.Add(1), 10),
+		logs:    newLogBuffer(MaxLogsPreview, r.cfg.LogsHardCap),
+		logDone: make(chan struct{}),
+		status:  &statusLog{events: make(chan statusEvent, 8)},
+		exited:  make(chan struct{}),
+		release: make(chan struct{}),
+		reaped:  make(chan struct{}),
+	}
+	sb.dir = filepath.Join(r.dir, sb.id)
+	sb.jobDir = filepath.Join(sb.dir, "job")
+	if err := r.makeSandboxDir(sb); err != nil {
+		return nil, err
+	}
+	cg, err := r.cgroups.create(sb.id)
+	if err != nil {
+		_ = os.RemoveAll(sb.dir)
+		return nil, err
+	}
+	sb.cg = cg
+	if err := sb.start(r); err != nil {
+		sb.teardown()
+		return nil, err
+	}
+	return sb, nil
+}
+
+// makeSandboxDir creates the sandbox's host directory: root/ (the mount
+// point of its root tmpfs) and job/. Only the sandbox's root (and host
+// root) may enter it.
+func (r *Runner) makeSandboxDir(sb *sandbox) error {
+	err := mkdirMode(sb.dir, 0o700)
+	if err == nil {
+		err = errors.Join(mkdirMode(filepath.Join(sb.dir, "root"), 0o755), mkdirMode(sb.jobDir, 0o755),
+			os.Chown(sb.dir, int(r.cfg.UIDBase), int(r.cfg.UIDBase)))
+	}
+	if err != nil {
+		_ = os.RemoveAll(sb.dir)
+		return fmt.Errorf("sandbox dir: %w", err)
+	}
+	return nil
+}
+
+// mkdirMode creates dir with exactly mode, whatever the umask.
+func mkdirMode(dir string, mode os.FileMode) error {
+	if err := os.Mkdir(dir, mode); err != nil {
+		return err
+	}
+	return os.Chmod(dir, mode)
+}
+
+func (sb *sandbox) start(r *Runner) error {
+	p, err := newPipes()
+	if err == nil {
+		sb.cmd = r.initCommand(p.child)
+		err = sb.startLocked()
+	}
+	if err != nil {
+		if p != nil {
+			p.close()
+		}
+		close(sb.exited) // nothing to wait for or drain in teardown
+		close(sb.reaped)
+		return fmt.Errorf("start sandbox: %w", err)
+	}
+	sb.ctl, sb.statusR, sb.logR, sb.jobW, sb.result = p.parent[0], p.parent[1], p.parent[2], p.parent[3], p.parent[4]
+	for _, f := range p.child {
+		_ = f.Close()
+	}
+	go sb.status.read(sb.statusR)
+	go func() {
+		_, _ = io.Copy(sb.logs, sb.logR)
+		close(sb.logDone)
+	}()
+	if err := sb.cg.attach(sb.pid); err != nil {
+		return err
+	}
+	if err := writeFrame(sb.ctl, r.initConfig(sb)); err != nil {
+		return fmt.Errorf("configure sandbox: %w", err)
+	}
+	if err := sb.awaitReady(); err != nil {
+		return err
+	}
+	ws, err := os.OpenRoot(fmt.Sprintf("/proc/%d/root%s", sb.pid, workspacePath))
+	if err != nil {
+		return fmt.Errorf("open sandbox workspace: %w", err)
+	}
+	sb.ws = ws
+	return nil
+}
+
+func (r *Runner) initCommand(child [5]*os.File) *exec.Cmd {
+	cmd := exec.Command("/proc/self/exe", initVerb)
+	cmd.Env = []string{"GOMAXPROCS=1"}
+	cmd.ExtraFiles = child[:]
+	cmd.Stderr = child[1] // a crash report of pid 1 reaches the status reader
+	base := int(r.cfg.UIDBase)
+	idMap := []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: uidMapSize}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		UidMappings:                idMap,
+		GidMappings:                idMap,
+		GidMappingsEnableSetgroups: true,
+		// Without it root is unmapped inside and execve drops every
+		// capability pid 1 needs to build the root.
+		Credential: &syscall.Credential{Uid: 0, Gid: 0},
+		Pdeathsig:  syscall.SIGKILL,
+		Setsid:     true,
+	}
+	return cmd
+}
+
+func (r *Runner) initConfig(sb *sandbox) initConfig {
+	return initConfig{
+		RootDir:        filepath.Join(sb.dir, "root"),
+		JobDir:         sb.jobDir,
+		LibDir:         r.libDir,
+		Python:         r.cfg.Python,
+		TmpBytes:       r.cfg.TmpBytes,
+		WorkspaceBytes: r.cfg.WorkspaceBytes,
+		OpenFiles:      r.cfg.OpenFiles,
+		FileSizeBytes:  r.cfg.FileSizeBytes,
+		CPUSeconds:     cpuSeconds(max(r.cfg.CPUTime, r.cfg.MaxTimeout), 0) + 2,
+	}
+}
+
+// startLocked starts pid 1 from a goroutine that keeps its OS thread for
+// the sandbox's lifetime: Pdeathsig fires when the spawning thread exits.
+// The goroutine then notices pid 1's exit without reaping it, so the pid
+// cannot be reused while the host still uses /proc/<pid>.
+func (sb *sandbox) startLocked() error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := sb.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		sb.pid = sb.cmd.Process.Pid
+		started <- nil
+		waitExited(sb.pid)
+		close(sb.exited)
+		<-sb.release
+		_ = sb.cmd.Wait()
+		close(sb.reaped)
+	}()
+	return <-started
+}
+
+func waitExited(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
+}
+
+// awaitReady waits for Python's ready byte and pid 1's spawned event.
+func (sb *sandbox) awaitReady() error {
+	deadline := time.Now().Add(spawnTimeout)
+	_ = sb.result.SetReadDeadline(deadline)
+	var b [1]byte
+	_, err := io.ReadFull(sb.result, b[:])
+	_ = sb.result.SetReadDeadline(time.Time{})
+	if err != nil || b[0] != readyByte {
+		return sb.setupError(err)
+	}
+	select {
+	case ev := <-sb.status.events:
+		if ev.Ev == evSpawned {
+			sb.landlock = ev.Landlock
+			return nil
+		}
+		return sb.setupError(fmt.Errorf("unexpected %s event", ev.Ev))
+	case <-time.After(time.Until(deadline)):
+		return sb.setupError(os.ErrDeadlineExceeded)
+	}
+}
+
+// setupError explains a failed start with what pid 1 reported.
+func (sb *sandbox) setupError(cause error) error {
+	sb.kill()
+	<-sb.exited
+	var msgs []string
+	for ev := range sb.status.events {
+		if ev.Ev == evError {
+			msgs = append(msgs, ev.Msg)
+		}
+	}
+	<-sb.logDone
+	if raw := sb.status.raw.String(); raw != "" {
+		msgs = append(msgs, raw)
+	}
+	if logs := sb.logs.Preview(); logs != "" {
+		msgs = append(msgs, "python: "+logs)
+	}
+	if len(msgs) == 0 {
+		return fmt.Errorf("sandbox did not start: %w", cause)
+	}
+	return fmt.Errorf("sandbox did not start: %v", msgs)
+}
+
+// alive reports whether pid 1 still runs.
+func (sb *sandbox) alive() bool {
+	select {
+	case <-sb.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// idle reports whether a pooled sandbox can still take a job: pid 1 runs
+// and has reported nothing since Python became ready (any event, such as
+// Python's exit, means it cannot).
+func (sb *sandbox) idle() bool {
+	if !sb.alive() {
+		return false
+	}
+	select {
+	case <-sb.status.events:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill ends pid 1, which makes the kernel kill every process of the
+// sandbox's pid namespace. The pid is ours until reaped, so this is safe.
+func (sb *sandbox) kill() {
+	if sb.pid > 0 && sb.alive() {
+		_ = syscall.Kill(sb.pid, syscall.SIGKILL)
+	}
+}
+
+// closeJob closes the job pipe once (after delivery, or unused).
+func (sb *sandbox) closeJob() {
+	sb.jobOnce.Do(func() { _ = sb.jobW.Close() })
+}
+
+// teardown kills the sandbox, reaps pid 1 and removes its cgroup and
+// directory. Idempotent.
+func (sb *sandbox) teardown() error {
+	var err error
+	sb.tornDown.Do(func() { err = sb.doTeardown() })
+	return err
+}
+
+func (sb *sandbox) doTeardown() error {
+	sb.kill()
+	<-sb.exited
+	close(sb.release)
+	<-sb.reaped
+	if sb.jobW != nil {
+		sb.closeJob()
+		<-sb.logDone
+		for _, f := range []*os.File{sb.ctl, sb.result, sb.logR, sb.statusR} {
+			_ = f.Close()
+		}
+	}
+	if sb.ws != nil {
+		_ = sb.ws.Close()
+	}
+	return errors.Join(sb.cg.destroy(), os.RemoveAll(sb.dir))
+}

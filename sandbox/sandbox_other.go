@@ -1,0 +1,38 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+// Runner is unavailable off Linux: New always fails.
+type Runner struct{}
+
+func unsupported() error {
+	return fmt.Errorf("%w: the sandbox needs Linux (this is %s)", ErrUnsupported, runtime.GOOS)
+}
+
+// New fails: isolation needs Linux namespaces, cgroups and seccomp.
+func New(cfg Config) (*Runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return nil, unsupported()
+}
+
+// CheckIsolation fails off Linux.
+func CheckIsolation(cfg Config) error { return unsupported() }
+
+// Run never runs anything off Linux.
+func (r *Runner) Run(ctx context.Context, job Job) (*Result, error) { return nil, ErrClosed }
+
+// Stats is always empty off Linux.
+func (r *Runner) Stats() Stats { return Stats{} }
+
+// Close does nothing off Linux.
+func (r *Runner) Close() error { return nil }
+
+func runInit() {}

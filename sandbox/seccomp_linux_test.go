@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// evalBPF runs a seccomp program over a seccomp_data built from arch, nr
+// and args[0]: just the instructions buildFilter emits.
+func evalBPF(t *testing.T, prog []unix.SockFilter, arch uint32, nr int, arg0 uint64) uint32 {
+	t.Helper()
+	data := make([]byte, 64)
+	binary.LittleEndian.PutUint32(data[seccompOffNr:], uint32(nr))
+	binary.LittleEndian.PutUint32(data[seccompOffArch:], arch)
+	binary.LittleEndian.PutUint64(data[seccompOffArgs0:], arg0)
+	var acc uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case bpfLoad:
+			acc = binary.LittleEndian.Uint32(data[in.K:])
+		case bpfJEQ, bpfJGE, bpfJSET:
+			var cond bool
+			switch in.Code {
+			case bpfJEQ:
+				cond = acc == in.K
+			case bpfJGE:
+				cond = acc >= in.K
+			default:
+				cond = acc&in.K != 0
+			}
+			if cond {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case bpfRet:
+			return in.K
+		default:
+			t.Fatalf("unexpected instruction %#x", in.Code)
+		}
+	}
+	t.Fatal("program fell off the end")
+	return 0
+}
+
+func TestSeccompFilter(t *testing.T) {
+	if hostArch.audit == 0 {
+		t.Skip("no filter for this architecture")
+	}
+	prog := buildFilter(hostArch)
+	require.Less(t, len(prog), 4096, "BPF program size limit")
+	eperm, enosys, eafno := retErrno(unix.EPERM), retErrno(unix.ENOSYS), retErrno(unix.EAFNOSUPPORT)
+	for _, tc := range []struct {
+		name string
+		nr   int
+		arg0 uint64
+		want uint32
+	}{
+		{"read", unix.SYS_READ, 0, retAllow},
+		{"openat", unix.SYS_OPENAT, 0, retAllow},
+		{"mount", unix.SYS_MOUNT, 0, eperm},
+		{"unshare", unix.SYS_UNSHARE, 0, eperm},
+		{"ptrace", unix.SYS_PTRACE, 0, eperm},
+		{"io_uring_setup", unix.SYS_IO_URING_SETUP, 0, eperm},
+		{"bpf", unix.SYS_BPF, 0, eperm},
+		{"clone3", unix.SYS_CLONE3, 0, enosys},
+		{"fork-like clone", unix.SYS_CLONE, uint64(unix.SIGCHLD), retAllow},
+		{"thread clone", unix.SYS_CLONE, unix.CLONE_VM | unix.CLONE_THREAD | unix.CLONE_SIGHAND, retAllow},
+		{"clone newuser", unix.SYS_CLONE, unix.CLONE_NEWUSER | uint64(unix.SIGCHLD), eperm},
+		{"clone newns high bits set", unix.SYS_CLONE, 1<<40 | unix.CLONE_NEWNS, eperm},
+		{"socket unix", unix.SYS_SOCKET, unix.AF_UNIX, retAllow},
+		{"socket inet", unix.SYS_SOCKET, unix.AF_INET, eafno},
+		{"socket netlink", unix.SYS_SOCKET, unix.AF_NETLINK, eafno},
+	} {
+		assert.Equal(t, tc.want, evalBPF(t, prog, hostArch.audit, tc.nr, tc.arg0), tc.name)
+	}
+	assert.Equal(t, uint32(retKill), evalBPF(t, prog, 0x40000003, unix.SYS_READ, 0), "foreign architecture")
+	if hostArch.x32 {
+		assert.Equal(t, enosys, evalBPF(t, prog, hostArch.audit, 0x40000000|unix.SYS_MOUNT, 0), "x32 ABI")
+	}
+	for _, nr := range hostArch.denied {
+		assert.Equal(t, eperm, evalBPF(t, prog, hostArch.audit, int(nr), 0), "denied %d", nr)
+	}
+}

@@ -1,0 +1,8 @@
+package sandbox
+
+// Stats is a snapshot of a Runner's load.
+type Stats struct {
+	Running   int // runs holding a worker (teardown included)
+	Queued    int // runs waiting for a worker
+	WarmReady int // pre-started sandboxes ready for a job
+}

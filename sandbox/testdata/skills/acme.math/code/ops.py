@@ -1,0 +1,2 @@
+def double(args):
+    return {"double": args["x"] * 2}

@@ -1,0 +1,1 @@
+from ..prefix import PREFIX  # noqa: F401  (two-level relative import)

@@ -1,0 +1,65 @@
+package session
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The set agrees with a map model under random begin/end/remember
+// sequences, including heavy collisions of the low bits.
+func TestIDWindowModel(t *testing.T) {
+	for _, size := range []int{0, 1, 4, 256} {
+		w := idWindow{size: size}
+		inflight := map[uint64]bool{}
+		var recent []uint64
+		r := rand.New(rand.NewPCG(1, uint64(size)))
+		next := uint64(1)
+		for step := range 20000 {
+			h := (next << 20) | 1 // same low bits: worst case for probing
+			if step%3 == 0 {
+				h = r.Uint64() | 1
+			}
+			next++
+			switch op := r.IntN(3); {
+			case op == 0 || len(inflight) == 0:
+				require.False(t, w.seen(h))
+				w.begin(h)
+				inflight[h] = true
+			case op == 1:
+				for k := range inflight {
+					delete(inflight, k)
+					w.end(k)
+					recent = append(recent, k)
+					break
+				}
+			default:
+				w.remember(h)
+				recent = append(recent, h)
+			}
+			if len(recent) > size {
+				recent = recent[len(recent)-size:]
+			}
+			for k := range inflight {
+				require.True(t, w.seen(k), "in-flight id forgotten at step %d", step)
+			}
+			for _, k := range recent {
+				require.True(t, w.seen(k), "recent id forgotten at step %d", step)
+			}
+			require.Equal(t, len(inflight)+len(recent), w.count)
+		}
+	}
+}
+
+func BenchmarkIDWindow(b *testing.B) {
+	w := idWindow{size: DefaultRecentIDs}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		h := uint64(i)*0x9e3779b97f4a7c15 | 1
+		if w.seen(h) {
+			b.Fatal("false positive")
+		}
+		w.remember(h)
+	}
+}
