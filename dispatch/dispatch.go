@@ -27,7 +27,7 @@ type Call struct {
 	Front  string          // metrics.FrontFramed or metrics.FrontHTTP
 	Conn   *session.Conn   // the framed connection; nil over HTTP
 	Remote string          // the HTTP client's address; framed calls use Conn
-	log    zerolog.Logger
+	log    *zerolog.Logger
 	// Identity is who makes the call, once authorized.
 	Identity *auth.Identity
 	// authErr is why an HTTP request's credentials were refused.
@@ -79,6 +79,7 @@ type method struct {
 	name         string
 	fn           MethodFunc
 	framedOnly   bool
+	inline       bool // never blocks: answered on the connection's read loop
 	framed, http *metrics.MethodMetrics
 }
 
@@ -106,7 +107,7 @@ func New(opts Options) *Dispatcher {
 		opts.Metrics.Inflight.WithLabelValues(metrics.FrontFramed),
 		opts.Metrics.Inflight.WithLabelValues(metrics.FrontHTTP),
 	}
-	d.register(MethodInitialize, nil, d.initialize, true)
+	d.register(MethodInitialize, nil, d.initialize, methodFramedOnly)
 	if opts.Skills != nil {
 		d.registerSkills()
 	}
@@ -125,12 +126,20 @@ func New(opts Options) *Dispatcher {
 // Register adds a method under its canonical name and aliases. It panics on
 // a duplicate name, a programming error.
 func (d *Dispatcher) Register(name string, aliases []string, fn MethodFunc) {
-	d.register(name, aliases, fn, false)
+	d.register(name, aliases, fn, 0)
 }
 
-func (d *Dispatcher) register(name string, aliases []string, fn MethodFunc, framedOnly bool) {
+// methodFlags say how a method is served.
+type methodFlags uint8
+
+const (
+	methodFramedOnly methodFlags = 1 << iota // not offered over HTTP (Initialize)
+	methodInline                             // never blocks: answered on the read loop
+)
+
+func (d *Dispatcher) register(name string, aliases []string, fn MethodFunc, flags methodFlags) {
 	m := d.newMethod(name, fn)
-	m.framedOnly = framedOnly
+	m.framedOnly, m.inline = flags&methodFramedOnly != 0, flags&methodInline != 0
 	for _, n := range append([]string{name}, aliases...) {
 		if _, dup := d.methods[n]; dup {
 			panic(fmt.Sprintf("dispatch: method %q registered twice", n))

@@ -16,9 +16,17 @@ func (d *Dispatcher) Handle(ctx context.Context, req *session.Request) (any, err
 		Params: req.Params,
 		Front:  metrics.FrontFramed,
 		Conn:   req.Conn,
-		log:    d.opts.Logger,
+		log:    &d.opts.Logger,
 	}
 	return d.invoke(ctx, call)
+}
+
+// Inline reports whether a method is answered on the connection's read
+// loop: the discovery methods that only read the in-memory catalog. It
+// implements session.Inliner.
+func (d *Dispatcher) Inline(name []byte) bool {
+	m := d.methods[string(name)]
+	return m != nil && m.inline
 }
 
 // publicMethods lists the application methods a client may call after

@@ -197,7 +197,7 @@ func (h *httpFront) serveMember(ctx context.Context, raw []byte, who credentials
 		err = transport.NewError(transport.CodeInvalidParams, "Invalid params.").WithDetails("params must be an object (named parameters)")
 	} else {
 		res, err = h.d.invoke(ctx, &Call{Method: method, Params: params, Front: metrics.FrontHTTP,
-			Remote: who.remote, log: h.d.opts.Logger, Identity: who.id, authErr: who.err})
+			Remote: who.remote, log: &h.d.opts.Logger, Identity: who.id, authErr: who.err})
 	}
 	if notification {
 		return nil

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -36,16 +37,21 @@ type member struct {
 	used bool
 }
 
+// maxParams bounds the members of a params object; no method has half as
+// many parameters. A fixed array keeps reading params free of allocation.
+const maxParams = 16
+
 // params reads a params object member by member. The first problem is kept
 // and reported by err; accessors after it return zero values.
 type params struct {
 	prefix  string
-	members []member
+	members [maxParams]member
+	n       int
 	err     error
 }
 
-func newParams(raw json.RawMessage) *params {
-	p := &params{}
+func newParams(raw json.RawMessage) params {
+	var p params
 	p.load(raw, "")
 	return p
 }
@@ -56,20 +62,29 @@ func (p *params) load(raw []byte, prefix string) {
 		return
 	}
 	err := transport.EachMember(raw, func(key, val []byte) error {
-		p.members = append(p.members, member{key: key, val: val})
+		if p.n == maxParams {
+			return errTooManyParams
+		}
+		p.members[p.n] = member{key: key, val: val}
+		p.n++
 		return nil
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, errTooManyParams):
+		p.err = &ParamError{Param: strings.TrimSuffix(prefix, "."), Reason: "has more than " + strconv.Itoa(maxParams) + " members"}
+	case err != nil:
 		p.err = &ParamError{Param: strings.TrimSuffix(prefix, "."), Reason: "must be a JSON object"}
 	}
 }
+
+var errTooManyParams = errors.New("too many params")
 
 // get returns the raw value of a present, non-null member.
 func (p *params) get(name string) ([]byte, bool) {
 	if p.err != nil {
 		return nil, false
 	}
-	for i := range p.members {
+	for i := range p.n {
 		m := &p.members[i]
 		if string(m.key) == name {
 			m.used = true
@@ -217,7 +232,7 @@ func (p *params) Err() error {
 	if p.err != nil {
 		return p.err
 	}
-	for _, m := range p.members {
+	for _, m := range p.members[:p.n] {
 		if !m.used && string(m.key) != "_meta" {
 			return paramErr(p.prefix+string(m.key), "is not a parameter of this method")
 		}

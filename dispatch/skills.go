@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -40,10 +41,13 @@ func init() {
 }
 
 func (d *Dispatcher) registerSkills() {
-	d.Register(MethodListSkills, []string{"ListSkills"}, d.listSkills)
-	d.Register(MethodDescribeSkill, []string{"DescribeSkill"}, d.describeSkill)
+	// Listing, describing and the guide only read the in-memory catalog:
+	// they never block and are answered on the read loop. Files can be
+	// large and are read on a goroutine of their own.
+	d.register(MethodListSkills, []string{"ListSkills"}, d.listSkills, methodInline)
+	d.register(MethodDescribeSkill, []string{"DescribeSkill"}, d.describeSkill, methodInline)
 	d.Register(MethodReadSkillFile, []string{"ReadSkillFile"}, d.readSkillFile)
-	d.Register(MethodLoadGuide, []string{"LoadSkillsProtocolGuide"}, d.loadGuide)
+	d.register(MethodLoadGuide, []string{"LoadSkillsProtocolGuide"}, d.loadGuide, methodInline)
 }
 
 // SkillEntry is one skill in list_skills.
@@ -55,7 +59,8 @@ type SkillEntry struct {
 	Kind        string `json:"kind,omitempty"`
 }
 
-// ListSkillsResult is the result of list_skills.
+// ListSkillsResult is the result of list_skills (encoded by
+// appendListResult).
 type ListSkillsResult struct {
 	Skills     []SkillEntry `json:"skills"`
 	NextCursor *string      `json:"next_cursor"`
@@ -76,18 +81,38 @@ func (d *Dispatcher) listSkills(_ context.Context, call *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &ListSkillsResult{Skills: make([]SkillEntry, 0, len(page.Skills))}
-	for _, s := range page.Skills {
-		e := SkillEntry{Name: s.Manifest.Name, Version: s.Manifest.Version}
-		if detail == "summary" {
-			e.Description, e.Namespace, e.Kind = s.Manifest.Description, s.Namespace, string(s.Manifest.Kind)
+	return appendListResult(nil, page, detail == "summary"), nil
+}
+
+// appendListResult encodes a ListSkillsResult by hand: list_skills is the
+// hottest discovery call and reflection would cost more than the listing.
+func appendListResult(dst []byte, page skills.ListPage, summary bool) json.RawMessage {
+	dst = append(dst, `{"skills":[`...)
+	for i, s := range page.Skills {
+		if i > 0 {
+			dst = append(dst, ',')
 		}
-		res.Skills = append(res.Skills, e)
+		dst = append(dst, `{"name":`...)
+		dst = transport.AppendString(dst, s.Manifest.Name)
+		dst = append(dst, `,"version":`...)
+		dst = transport.AppendString(dst, s.Manifest.Version)
+		if summary {
+			dst = append(dst, `,"description":`...)
+			dst = transport.AppendString(dst, s.Manifest.Description)
+			dst = append(dst, `,"namespace":`...)
+			dst = transport.AppendString(dst, s.Namespace)
+			dst = append(dst, `,"kind":`...)
+			dst = transport.AppendString(dst, string(s.Manifest.Kind))
+		}
+		dst = append(dst, '}')
 	}
-	if page.NextCursor != "" {
-		res.NextCursor = &page.NextCursor
+	dst = append(dst, `],"next_cursor":`...)
+	if page.NextCursor == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = transport.AppendString(dst, page.NextCursor)
 	}
-	return res, nil
+	return append(dst, '}')
 }
 
 // visiblePage lists the skills the caller may see. Each round asks the
@@ -242,7 +267,8 @@ func (d *Dispatcher) readSkillFile(_ context.Context, call *Call) (any, error) {
 }
 
 func (d *Dispatcher) loadGuide(_ context.Context, call *Call) (any, error) {
-	if err := newParams(call.Params).Err(); err != nil {
+	p := newParams(call.Params)
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	return map[string]string{"content": skills.Guide()}, nil

@@ -102,7 +102,7 @@ func (c *Conn) onResponse(m *transport.Message) {
 		return transport.AppendErrorNotification(dst, m.RawID, errUnexpectedResponse)
 	})
 	if err == nil {
-		c.w.push(p, false)
+		c.w.push(p, false, false) // from the read loop
 	}
 }
 

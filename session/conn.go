@@ -44,16 +44,18 @@ type Conn struct {
 	remote   string
 	cfg      *Config
 	handler  Handler // nil: no application methods
+	inline   Inliner // handler's inline methods, when it declares any
 	server   *Server // nil on the client side
 	started  time.Time
 
 	ctx    context.Context // canceled when the connection closes
 	cancel context.CancelFunc
 
-	fr      transport.Reader
-	traffic atomic.Bool // a frame arrived since the last keepalive tick
-	timer   *time.Timer // keepalive schedule
-	initT   *time.Timer // initialization deadline (server side)
+	fr       transport.Reader
+	traffic  atomic.Bool // a frame arrived since the last keepalive tick
+	moveLoop atomic.Bool // the read loop should move to a fresh goroutine before it waits
+	timer    *time.Timer // keepalive schedule
+	initT    *time.Timer // initialization deadline (server side)
 
 	w writeQueue
 
@@ -84,6 +86,7 @@ func newConn(nc net.Conn, cfg *Config, h Handler, listener string, id uint64, pa
 		done:    make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(parent)
+	c.inline, _ = h.(Inliner)
 	c.fr.Reset(nc, cfg.MaxMessageSize)
 	c.fr.SetFrameTimeout(nc, cfg.FrameTimeout)
 	c.ids.size = cfg.RecentIDs
@@ -171,38 +174,64 @@ func (c *Conn) Reason() CloseReason {
 
 // serve runs the read loop until the connection ends.
 func (c *Conn) serve() {
-	defer c.finish()
 	if err := c.handshake(); err != nil {
 		c.Log(zerolog.InfoLevel).Err(err).Msg("TLS handshake failed")
 		c.closeWith(ReasonHandshake, err)
+		c.finish()
 		return
 	}
 	c.startTimers()
-	var m transport.Message
-	mt := c.cfg.Metrics
+	c.readLoop()
+}
+
+// readLoop reads and routes frames until the connection ends.
+//
+// Routing grows the goroutine's stack, and the runtime keeps a grown stack
+// for as long as the goroutine waits, which on thousands of idle
+// connections is most of their memory. So when the keepalive timer finds a
+// connection idle it asks the loop to move: before its next wait the loop
+// continues on a fresh, small goroutine. That happens at most once per
+// keepalive interval, and never on a busy connection.
+func (c *Conn) readLoop() {
 	for {
-		body, err := c.fr.ReadFrame()
-		if err != nil {
-			c.readFailed(err)
-			return
-		}
-		if !c.traffic.Load() {
-			c.traffic.Store(true)
-		}
-		mt.FramesReceived.Inc()
-		mt.BytesReceived.Add(float64(len(body) + transport.FrameOverhead))
-		if err := transport.Decode(body, &m); err != nil {
-			c.abortWith(reasonForDecode(err), transport.AbortError(err))
-			return
-		}
-		if e := c.route(&m); e != nil {
-			c.abortWith(ReasonInvalidMessage, e)
-			return
-		}
 		if c.fr.Buffered() == 0 {
 			c.w.kick() // about to wait for input: send what the loop queued
+			if c.moveLoop.Swap(false) {
+				go c.readLoop()
+				return
+			}
+		}
+		if !c.readOne() {
+			c.finish()
+			return
 		}
 	}
+}
+
+// readOne reads, decodes and routes one frame. It reports false when the
+// connection has ended.
+func (c *Conn) readOne() bool {
+	body, err := c.fr.ReadFrame()
+	if err != nil {
+		c.readFailed(err)
+		return false
+	}
+	if !c.traffic.Load() {
+		c.traffic.Store(true)
+	}
+	mt := c.cfg.Metrics
+	mt.FramesReceived.Inc()
+	mt.BytesReceived.Add(float64(len(body) + transport.FrameOverhead))
+	var m transport.Message
+	if err := transport.Decode(body, &m); err != nil {
+		c.abortWith(reasonForDecode(err), transport.AbortError(err))
+		return false
+	}
+	if e := c.route(&m); e != nil {
+		c.abortWith(ReasonInvalidMessage, e)
+		return false
+	}
+	return true
 }
 
 // handshake completes a server-side TLS handshake within the configured
@@ -292,15 +321,21 @@ func (c *Conn) onRequest(m *transport.Message) *transport.Error {
 	if refusal != nil {
 		c.ids.remember(h)
 		c.mu.Unlock()
-		c.sendError(m.RawID, refusal)
+		c.sendError(m.RawID, refusal, true)
 		return nil
 	}
 	c.ids.begin(h)
 	c.inflight++
 	c.handlers.Add(1)
 	c.mu.Unlock()
-	req := &Request{ID: string(m.ID), Method: string(m.Method), Params: bytes.Clone(m.Params), Conn: c}
-	go c.runHandler(req, bytes.Clone(m.RawID), h)
+	if c.inline != nil && c.inline.Inline(m.Method) {
+		// Params alias the frame body: valid while the handler runs here.
+		req := &Request{ID: string(m.ID), Method: methodName(m.Method), Params: m.Params, Conn: c}
+		c.complete(req, m.RawID, h, true)
+		return nil
+	}
+	req := &Request{ID: string(m.ID), Method: methodName(m.Method), Params: bytes.Clone(m.Params), Conn: c}
+	go c.complete(req, bytes.Clone(m.RawID), h, false)
 	return nil
 }
 
@@ -328,7 +363,9 @@ func (c *Conn) admitLocked(m *transport.Message) *transport.Error {
 	return nil
 }
 
-func (c *Conn) runHandler(req *Request, rawID []byte, h uint64) {
+// complete runs a request's handler and answers it, on its own goroutine
+// or, for methods the handler declares inline, on the read loop.
+func (c *Conn) complete(req *Request, rawID []byte, h uint64, inline bool) {
 	defer c.handlers.Done()
 	res, err := c.callHandler(req)
 	init := c.cfg.InitMethod != "" && req.Method == c.cfg.InitMethod
@@ -349,7 +386,7 @@ func (c *Conn) runHandler(req *Request, rawID []byte, h uint64) {
 		c.abortWith(reasonForCode(abort.Err.Code), abort.Err)
 		return
 	}
-	c.sendResponse(rawID, res, err)
+	c.sendResponse(rawID, res, err, inline)
 	switch {
 	case failedInits >= c.cfg.MaxInitFailures:
 		c.abortWith(ReasonInitFailed, wireError(err))
@@ -495,7 +532,7 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// finish runs when the read loop ends.
+// finish runs when the read loop ends, on whichever goroutine runs it then.
 func (c *Conn) finish() {
 	c.closeWith(ReasonPeerClosed, nil)
 	c.stopTimers()
@@ -509,11 +546,11 @@ func (c *Conn) finish() {
 	for _, f := range hooks {
 		f()
 	}
-	if c.server != nil {
-		c.server.forget(c, reason)
-	}
 	c.Log(zerolog.DebugLevel).Str("reason", reason.String()).Dur("age", time.Since(c.started)).Msg("connection closed")
 	close(c.done)
+	if c.server != nil {
+		c.server.forget(c, reason) // last: Shutdown may return once it is done
+	}
 }
 
 // CloseError is the error of a connection that closed for reason.

@@ -30,6 +30,17 @@ type Handler interface {
 	Handle(ctx context.Context, req *Request) (any, error)
 }
 
+// Inliner is implemented by Handlers that can answer some methods on the
+// connection's read loop instead of a goroutine of their own. Inline
+// answers cost no goroutine or stack growth and leave in the same write as
+// the other answers to a batch of pipelined requests. Inline must be fast
+// and safe for concurrent use; a method it names must never block (no
+// I/O, no waiting), finish in microseconds, and not keep Request.Params
+// after Handle returns, since on the read loop they alias the frame.
+type Inliner interface {
+	Inline(method []byte) bool
+}
+
 // Abort is an error a Handler returns to abort the connection instead of
 // answering: the transport specification requires it for input that is
 // valid JSON but carries a number outside the range the application accepts

@@ -77,6 +77,9 @@ func (c *Conn) keepaliveTick() {
 	c.ka = keepaliveState{id: id, sentAt: now}
 	c.timer.Reset(c.cfg.KeepaliveTimeout)
 	c.mu.Unlock()
+	// Quiet for a whole interval: once the probe's answer is read, the read
+	// loop sheds the stack it grew while the connection was busy.
+	c.moveLoop.Store(true)
 	c.cfg.Metrics.KeepalivesSent.Inc()
 	c.sendRequest(id, transport.MethodKeepalive, transport.EmptyObject, true)
 }
@@ -119,7 +122,7 @@ func (c *Conn) sendRequest(id, method string, params []byte, urgent bool) bool {
 	if err != nil {
 		return false
 	}
-	return c.w.push(p, urgent)
+	return c.w.push(p, urgent, true)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

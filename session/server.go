@@ -20,9 +20,7 @@ type Server struct {
 	cfg     Config
 	handler Handler
 
-	baseCtx    context.Context
-	cancelBase context.CancelFunc
-	nextID     atomic.Uint64
+	nextID atomic.Uint64
 
 	mu        sync.Mutex // guards the fields below
 	listeners map[net.Listener]struct{}
@@ -45,7 +43,6 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 		conns:     make(map[*Conn]struct{}),
 		allGone:   make(chan struct{}),
 	}
-	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -102,7 +99,10 @@ func (s *Server) ServeConn(nc net.Conn, listener string) {
 		go s.reject(nc)
 		return
 	}
-	c := newConn(nc, &s.cfg, s.handler, listener, s.nextID.Add(1), s.baseCtx)
+	// Each connection cancels its own requests when it closes (Shutdown
+	// aborts every connection), so no shared parent context is needed: one
+	// would hold an entry per connection.
+	c := newConn(nc, &s.cfg, s.handler, listener, s.nextID.Add(1), context.Background())
 	c.server = s
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
@@ -110,10 +110,7 @@ func (s *Server) ServeConn(nc net.Conn, listener string) {
 	mt.ConnectionsAccepted.WithLabelValues(listener).Inc()
 	mt.ConnectionsActive.WithLabelValues(listener).Inc()
 	c.Log(zerolog.DebugLevel).Msg("connection accepted")
-	go func() {
-		defer s.wg.Done()
-		c.serve()
-	}()
+	go c.serve() // the connection's finish calls s.wg.Done, on whichever goroutine ends its loop
 }
 
 // reject tells a connection over the limit why it is closed. The write has
@@ -135,6 +132,7 @@ func (s *Server) reject(nc net.Conn) {
 
 // forget deregisters a finished connection.
 func (s *Server) forget(c *Conn, reason CloseReason) {
+	defer s.wg.Done()
 	mt := s.cfg.Metrics
 	mt.ConnectionsActive.WithLabelValues(c.listener).Dec()
 	mt.ConnectionsClosed.WithLabelValues(c.listener, reason.String()).Inc()
@@ -180,7 +178,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			c.abortWith(ReasonShutdown, errShutdown)
 		}
 	}
-	s.cancelBase()
 	s.wg.Wait()
 	for _, c := range conns {
 		c.handlers.Wait()

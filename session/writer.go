@@ -49,19 +49,6 @@ func (q *writeQueue) init(c *Conn, nc net.Conn) {
 	_, q.vectored = nc.(*net.TCPConn)
 }
 
-// queueQuiet queues a frame from the read loop without starting the
-// writer: the loop calls kick when its input is drained, so that answers to
-// pipelined requests leave in one write.
-func (q *writeQueue) queueQuiet(frame *[]byte) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closing {
-		putFrame(frame)
-		return
-	}
-	q.urgent = append(q.urgent, frame)
-}
-
 // kick starts the writer if frames wait and none is running.
 func (q *writeQueue) kick() {
 	q.mu.Lock()
@@ -75,10 +62,14 @@ func (q *writeQueue) kick() {
 	}
 }
 
-// push queues a frame. It reports false (and releases the frame) when the
-// connection is closing, or when the peer has let more than the allowed
-// bytes pile up, in which case the connection is aborted.
-func (q *writeQueue) push(frame *[]byte, urgent bool) bool {
+// push queues a frame. Urgent frames go ahead of queued responses. With
+// start unset the writer is not started: the read loop queues the answers
+// it produces itself and kicks the writer once its input is drained, so
+// that answers to pipelined requests leave in one write. push reports false
+// (and releases the frame) when the connection is closing, or when the peer
+// has let more than the allowed bytes pile up, in which case the
+// connection is aborted.
+func (q *writeQueue) push(frame *[]byte, urgent, start bool) bool {
 	q.mu.Lock()
 	if q.closing {
 		q.mu.Unlock()
@@ -92,8 +83,10 @@ func (q *writeQueue) push(frame *[]byte, urgent bool) bool {
 		q.queued += len(*frame)
 	}
 	overflow := q.queued > q.c.cfg.MaxQueuedBytes
-	start := !q.running
-	q.running = true
+	start = start && !q.running
+	if start {
+		q.running = true
+	}
 	q.mu.Unlock()
 	if start {
 		go q.run()
@@ -326,13 +319,16 @@ func (c *Conn) frame(build func(dst []byte) []byte) (*[]byte, error) {
 	return p, nil
 }
 
-func (c *Conn) sendResult(rawID, result []byte, urgent bool) {
+// Senders. fromLoop marks frames produced by the read loop itself: they
+// wait for the loop to kick the writer (see writeQueue.push).
+
+func (c *Conn) sendResult(rawID, result []byte, fromLoop bool) {
 	p, err := c.frame(func(dst []byte) []byte { return transport.AppendResult(dst, rawID, result) })
 	if err != nil {
-		c.sendError(rawID, tooLarge(err))
+		c.sendError(rawID, tooLarge(err), fromLoop)
 		return
 	}
-	c.w.push(p, urgent)
+	c.w.push(p, false, !fromLoop)
 }
 
 // answerKeepalive queues the answer to a peer's _Keepalive ahead of every
@@ -340,11 +336,11 @@ func (c *Conn) sendResult(rawID, result []byte, urgent bool) {
 func (c *Conn) answerKeepalive(rawID []byte) {
 	p, err := c.frame(func(dst []byte) []byte { return transport.AppendResult(dst, rawID, transport.EmptyObject) })
 	if err == nil {
-		c.w.queueQuiet(p)
+		c.w.push(p, true, false)
 	}
 }
 
-func (c *Conn) sendError(rawID []byte, e *transport.Error) {
+func (c *Conn) sendError(rawID []byte, e *transport.Error, fromLoop bool) {
 	p, err := c.frame(func(dst []byte) []byte { return transport.AppendErrorResponse(dst, rawID, e) })
 	if err != nil {
 		// Cannot happen: errors are capped below MinMessageSize and ids
@@ -352,21 +348,21 @@ func (c *Conn) sendError(rawID []byte, e *transport.Error) {
 		c.Log(zerolog.ErrorLevel).Err(err).Msg("error response does not fit a frame")
 		return
 	}
-	c.w.push(p, false)
+	c.w.push(p, false, !fromLoop)
 }
 
-func (c *Conn) sendResponse(rawID []byte, res any, err error) {
+func (c *Conn) sendResponse(rawID []byte, res any, err error, fromLoop bool) {
 	if err != nil {
-		c.sendError(rawID, wireError(err))
+		c.sendError(rawID, wireError(err), fromLoop)
 		return
 	}
 	obj, encErr := transport.MarshalObject(res)
 	if encErr != nil {
 		c.Log(zerolog.ErrorLevel).Err(encErr).Msg("cannot encode handler result")
-		c.sendError(rawID, errInternal)
+		c.sendError(rawID, errInternal, fromLoop)
 		return
 	}
-	c.sendResult(rawID, obj, false)
+	c.sendResult(rawID, obj, fromLoop)
 }
 
 func (c *Conn) closeReasonFrame(e *transport.Error) *[]byte {

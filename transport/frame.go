@@ -13,7 +13,7 @@ const (
 	HeaderLen     = 9               // length digits plus the colon
 	FrameOverhead = HeaderLen + 1   // header plus the trailing newline
 	MaxFrameBody  = 1<<32 - 1       // the largest length 8 hex digits can declare
-	idleBufSize   = 512             // buffer held while a connection waits for its next frame
+	idleBufSize   = 128             // a keepalive fits; larger frames borrow a pooled buffer
 	busyBufSize   = 16 << 10        // pooled buffer used while frames are flowing
 	maxPooledBody = 4 * busyBufSize // larger bodies get a buffer of their own
 )

@@ -42,8 +42,10 @@ const (
 )
 
 // Message is a decoded, validated transport message. Its byte slices alias
-// the frame body it was decoded from (or a small scratch buffer of the
-// Message itself) and are valid only as long as both are.
+// the frame body it was decoded from (an id or method name written with
+// escapes is decoded into a slice of its own) and are valid only as long as
+// the body is. A Message holds no pointer into itself, so one declared in a
+// loop stays on the stack.
 type Message struct {
 	Kind   Kind
 	RawID  []byte // the id as its JSON string token, quotes included
@@ -52,8 +54,6 @@ type Message struct {
 	Params []byte // raw JSON; an object for requests
 	Result []byte // raw JSON object
 	Error  *Error // decoded error object, for KindError
-
-	methodBuf, idBuf [32]byte // decoded escaped method names and ids that fit
 }
 
 // envelope holds the spans of the top-level members the transport knows.
@@ -104,7 +104,7 @@ func (m *Message) decodeCall(env *envelope) error {
 	if env.result != nil || env.err != nil {
 		return &InvalidMessageError{Reason: `a message with "method" must not carry "result" or "error"`}
 	}
-	m.Method = unquote(env.method, env.methodEsc, m.methodBuf[:0])
+	m.Method = unquote(env.method, env.methodEsc, nil)
 	if env.id == nil {
 		m.Kind, m.Params = KindNotification, env.params
 		return nil
@@ -127,7 +127,7 @@ func (m *Message) setID(env *envelope) error {
 		return &InvalidMessageError{Reason: `"id" must be a string`}
 	}
 	m.RawID = env.id
-	m.ID = unquote(env.id, env.idEsc, m.idBuf[:0])
+	m.ID = unquote(env.id, env.idEsc, nil)
 	return nil
 }
 

@@ -8,6 +8,9 @@ import "math"
 // outside the range is a *ParseError and is never truncated, rounded or
 // clamped, as the transport specification requires.
 func ParseIntegral(tok []byte, lo, hi int64) (int64, error) {
+	if v, ok := plainInt(tok); ok {
+		return clampCheck(v, lo, hi, tok)
+	}
 	neg, digits, exp, ok := splitNumber(tok)
 	if !ok {
 		return 0, syntaxErr(0, "invalid number "+quoteShort(tok))
@@ -47,6 +50,29 @@ func ParseIntegral(tok []byte, lo, hi int64) (int64, error) {
 		v = -v
 	}
 	return clampCheck(v, lo, hi, tok)
+}
+
+// plainInt parses the common spelling, an optional minus and up to 18
+// digits without leading zeros, without allocating.
+func plainInt(tok []byte) (int64, bool) {
+	digits := tok
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var v int64
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(d-'0')
+	}
+	if tok[0] == '-' {
+		v = -v
+	}
+	return v, true
 }
 
 func clampCheck(v, lo, hi int64, tok []byte) (int64, error) {

@@ -46,13 +46,17 @@ type comparePlan struct {
 	Idle             []idlePoint
 	IdleRounds       int
 	IdleKeepalive    time.Duration
+	// RunCodeRounds × RunCodePerRound trivial runs, alternating with as
+	// many bare interpreter starts; 0 skips the measurement.
+	RunCodeRounds, RunCodePerRound int
 }
 
 func quickPlan() comparePlan {
 	return comparePlan{
 		Mode: "quick", Rounds: 3, Duration: time.Second, Warmup: 300 * time.Millisecond, Depth: 32,
 		Points: curvePoints(),
-		Idle:   []idlePoint{{10000, false}, {10000, true}}, IdleRounds: 2, IdleKeepalive: time.Second,
+		Idle:   []idlePoint{{10000, false}, {10000, true}}, IdleRounds: 2, IdleKeepalive: 5 * time.Second,
+		RunCodeRounds: 5, RunCodePerRound: 20,
 	}
 }
 
@@ -65,7 +69,8 @@ func fullPlan() comparePlan {
 	}
 	return comparePlan{
 		Mode: "full", Rounds: 3, Duration: 3 * time.Second, Warmup: time.Second, Depth: 32,
-		Points: curvePoints(), Idle: idle, IdleRounds: 3, IdleKeepalive: time.Second,
+		Points: curvePoints(), Idle: idle, IdleRounds: 3, IdleKeepalive: 5 * time.Second,
+		RunCodeRounds: 10, RunCodePerRound: 50,
 	}
 }
 
@@ -166,6 +171,9 @@ func runCompare(ctx context.Context, plan comparePlan, f *compareFlags, log zero
 			return rep, err
 		}
 		rep.Idle = append(rep.Idle, row)
+	}
+	if plan.RunCodeRounds > 0 {
+		rep.RunCode = runRunCode(ctx, bins, plan.RunCodeRounds, plan.RunCodePerRound, log)
 	}
 	rep.Finished = time.Now()
 	return rep, nil
@@ -274,8 +282,8 @@ func runIdlePoint(ctx context.Context, plan comparePlan, bins binaries, ip idleP
 	}
 	conns := clampConns(ip.Conns)
 	cfg := idleConfig{
-		Target: t, Conns: conns, Rounds: plan.IdleRounds, Hold: plan.IdleKeepalive,
-		HoldMax: time.Duration(plan.IdleRounds*4+10) * plan.IdleKeepalive, ServerPID: srv.PID(),
+		Target: t, Conns: conns, Rounds: plan.IdleRounds, Hold: idleSteadyHold,
+		HoldMax: idleSteadyHold + time.Duration(plan.IdleRounds*4+10)*plan.IdleKeepalive, ServerPID: srv.PID(),
 		MetricsURL: srv.MetricsURL(), DialConcurrency: 64, WorkerArgs: tf.args(),
 	}
 	if profileDir != "" && ip.Conns == targetIdlePoint {
@@ -289,6 +297,12 @@ func runIdlePoint(ctx context.Context, plan comparePlan, bins binaries, ip idleP
 // clampConns keeps an idle point within what the server process can hold:
 // its open-file limit is this machine's hard limit, and it needs a few
 // descriptors of its own.
+// idleSteadyHold is how long idle connections are held before the server's
+// memory is read: past the gateway's first check for free heap to return to
+// the system (every 15 s), so the figure is the steady state of idle
+// connections, not the leftover of setting them up.
+const idleSteadyHold = 20 * time.Second
+
 func clampConns(n int) int {
 	limit, err := raiseNofile()
 	if err != nil || limit == 0 {

@@ -14,6 +14,7 @@ type compareReport struct {
 	Machine           string
 	Points            []*pointResult
 	Idle              []idleRow
+	RunCode           *runCodeResult
 	Profiles          []*profileResult
 }
 
@@ -117,9 +118,14 @@ func (rep *compareReport) markdown(cmdline string) string {
 	rep.writeTargets(&b)
 	if len(rep.Idle) > 0 {
 		fmt.Fprintf(&b, "### Idle connections: server RSS per connection\n\n")
-		fmt.Fprintf(&b, "Fresh gateway per row, `--keepalive-interval %s`; connections initialized, then held until %d keepalive probes per connection were answered.\n\n", p.IdleKeepalive, p.IdleRounds)
+		fmt.Fprintf(&b, "Fresh gateway per row, `--keepalive-interval %s`; connections initialized, then held for at least %s "+
+			"(past the gateway's first return of free heap to the system) and until %d keepalive probes per connection were answered.\n\n",
+			p.IdleKeepalive, idleSteadyHold, p.IdleRounds)
 		writeIdleTable(&b, rep.Idle)
 		b.WriteString("\n")
+	}
+	if rep.RunCode != nil {
+		rep.RunCode.markdown(&b)
 	}
 	for _, pr := range rep.Profiles {
 		pr.markdown(&b)

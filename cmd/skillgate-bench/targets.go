@@ -36,6 +36,9 @@ func (rep *compareReport) writeTargets(b *strings.Builder) {
 			fmtKiB(got), met(got <= limit && r.Res.Failed == 0 && r.Res.Dead == 0),
 		})
 	}
+	if rep.RunCode != nil {
+		rows = append(rows, rep.RunCode.target())
+	}
 	if len(rows) == 0 {
 		return
 	}

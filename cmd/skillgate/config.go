@@ -76,7 +76,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
-	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: as many as --sandbox-workers; 0: cold starts)")
+	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: two per worker; 0: cold starts)")
 	fs.Uint32Var(&c.SandboxUIDBase, "sandbox-uid-base", sd.UIDBase, "first host uid of the 65536-id range sandboxes map to")
 	fs.DurationVar(&c.RunTimeout, "run-timeout", sd.DefaultTimeout, "wall-clock limit of a run that names none")
 	fs.DurationVar(&c.MaxRunTimeout, "max-run-timeout", sd.MaxTimeout, "the largest timeout a run may ask for")
@@ -199,7 +199,10 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s.QueueSize = 4 * c.SandboxWorkers
 	s.WarmPool = c.SandboxWarmPool
 	if s.WarmPool < 0 {
-		s.WarmPool = c.SandboxWorkers
+		// Two per worker: a run takes its sandbox in about a millisecond, a
+		// cold start refills the pool in tens, so back-to-back runs on every
+		// worker would otherwise drain it.
+		s.WarmPool = 2 * c.SandboxWorkers
 	}
 	s.UIDBase = c.SandboxUIDBase
 	s.DefaultTimeout = c.RunTimeout

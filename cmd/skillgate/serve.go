@@ -58,6 +58,7 @@ type gateway struct {
 	health  metrics.Health
 	skills  *skills.Registry
 	blobs   skills.BlobStore
+	ctx     context.Context // canceled when the gateway stops
 	auth    *auth.Store     // nil without --auth-file
 	runner  *sandbox.Runner // nil when execution is off or unavailable
 	stop    context.CancelFunc
@@ -78,6 +79,7 @@ func runServe(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 		return err
 	}
 	g.health.SetReady()
+	go releaseIdleMemory(g.ctx, log)
 	log.Info().Str("version", buildVersion()).Msg("skillgate ready")
 	return g.waitAndShutdown(ctx)
 }
@@ -85,7 +87,7 @@ func runServe(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	g := &gateway{cfg: cfg, log: log, metrics: metrics.New(buildVersion()), errc: make(chan error, 4)}
 	ctx, stop := context.WithCancel(context.Background())
-	g.stop = stop
+	g.ctx, g.stop = ctx, stop
 	authn, store, err := openAuth(ctx, cfg, log)
 	if err != nil {
 		stop()
