@@ -323,3 +323,28 @@ func TestAnonymousSeesEverything(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(string(res), "pdf-tips"))
 }
+
+// Per-identity connection caps: past max_connections, Initialize answers
+// RATE_LIMITED; a slot frees when a connection closes.
+func TestPerIdentityConnectionCap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "auth.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`identities:
+  - name: one-at-a-time
+    class: device
+    tokens: [`+auth.HashToken(tokenAgent)+`]
+    methods: ["*"]
+    namespaces: ["*"]
+    limits: {max_connections: 1}
+`), 0o600))
+	store, err := auth.Load(path, auth.Options{Logger: zerolog.Nop()})
+	require.NoError(t, err)
+	e := newEnvOpts(t, examplesDir(), 1024, func(o *Options) { o.Authn = store })
+	first := e.framedRaw()
+	require.NoError(t, initialize(first, tokenAgent))
+	second := e.framedRaw()
+	assert.Equal(t, CodeRateLimited, stringCode(initialize(second, tokenAgent)))
+	require.NoError(t, first.Close())
+	require.Eventually(t, func() bool {
+		return initialize(e.framedRaw(), tokenAgent) == nil
+	}, 5*time.Second, 20*time.Millisecond, "the slot frees when the first connection closes")
+}

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/metrics"
@@ -29,11 +30,15 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 	if call.Front == metrics.FrontHTTP {
 		mm = m.http
 	}
-	inflight := d.inflight[0]
-	if call.Front == metrics.FrontHTTP {
-		inflight = d.inflight[1]
+	// Inline methods finish before anyone could see them in flight.
+	var inflight prometheus.Gauge
+	if !m.inline {
+		inflight = d.inflight[0]
+		if call.Front == metrics.FrontHTTP {
+			inflight = d.inflight[1]
+		}
+		inflight.Inc()
 	}
-	inflight.Inc()
 	start := time.Now()
 	if err == nil && m.name != MethodInitialize {
 		err = d.authorize(call)
@@ -42,7 +47,9 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 		res, err = d.run(ctx, m, call)
 	}
 	elapsed := time.Since(start)
-	inflight.Dec()
+	if inflight != nil {
+		inflight.Dec()
+	}
 	mm.Duration.Observe(elapsed.Seconds())
 	wire := ToWire(err)
 	if wire == nil {

@@ -20,7 +20,8 @@ import (
 // JSON object, or an error that ToWire can map.
 type MethodFunc func(ctx context.Context, call *Call) (any, error)
 
-// Call is one method invocation, from either front door.
+// Call is one method invocation, from either front door. A method must not
+// keep its Call after it returns: Calls are recycled.
 type Call struct {
 	Method string          // canonical name
 	Params json.RawMessage // a JSON object

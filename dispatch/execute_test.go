@@ -213,3 +213,31 @@ func TestSecretsPassedOnlyWhenDeclared(t *testing.T) {
 	require.Nil(t, err)
 	assert.Equal(t, map[string]string{"ACME_API_KEY": "k-123"}, r.last().Env)
 }
+
+// A client that disconnects cancels its runs.
+func TestDisconnectCancelsRun(t *testing.T) {
+	started, canceled := make(chan struct{}), make(chan struct{})
+	r := &ctxRunner{started: started, canceled: canceled}
+	e := newEnvOpts(t, examplesDir(), 1024, func(o *Options) { o.Runner = r })
+	c := e.framed()
+	go func() {
+		_, _ = c.Call(context.Background(), "run_code", map[string]any{"language": "python", "code": "x"})
+	}()
+	<-started
+	require.NoError(t, c.Close())
+	select {
+	case <-canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run was not canceled when its client went away")
+	}
+}
+
+// ctxRunner blocks each run until its context ends.
+type ctxRunner struct{ started, canceled chan struct{} }
+
+func (r *ctxRunner) Run(ctx context.Context, _ sandbox.Job) (*sandbox.Result, error) {
+	close(r.started)
+	<-ctx.Done()
+	close(r.canceled)
+	return nil, ctx.Err()
+}

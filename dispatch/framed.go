@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
@@ -11,15 +12,16 @@ import (
 // Handle serves a request of a framed connection; it implements
 // session.Handler.
 func (d *Dispatcher) Handle(ctx context.Context, req *session.Request) (any, error) {
-	call := &Call{
-		Method: req.Method,
-		Params: req.Params,
-		Front:  metrics.FrontFramed,
-		Conn:   req.Conn,
-		log:    &d.opts.Logger,
-	}
-	return d.invoke(ctx, call)
+	call := callPool.Get().(*Call)
+	*call = Call{Method: req.Method, Params: req.Params, Front: metrics.FrontFramed, Conn: req.Conn, log: &d.opts.Logger}
+	res, err := d.invoke(ctx, call)
+	*call = Call{}
+	callPool.Put(call)
+	return res, err
 }
+
+// callPool recycles Calls: methods use their Call only until they return.
+var callPool = sync.Pool{New: func() any { return new(Call) }}
 
 // Inline reports whether a method is answered on the connection's read
 // loop: the discovery methods that only read the in-memory catalog. It

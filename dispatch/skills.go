@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -81,12 +80,19 @@ func (d *Dispatcher) listSkills(_ context.Context, call *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return appendListResult(nil, page, detail == "summary"), nil
+	return listResult{page: page, summary: detail == "summary"}, nil
 }
 
-// appendListResult encodes a ListSkillsResult by hand: list_skills is the
-// hottest discovery call and reflection would cost more than the listing.
-func appendListResult(dst []byte, page skills.ListPage, summary bool) json.RawMessage {
+// listResult encodes a ListSkillsResult by hand, straight into the response
+// frame (transport.Appender): list_skills is the hottest discovery call and
+// reflection would cost more than the listing.
+type listResult struct {
+	page    skills.ListPage
+	summary bool
+}
+
+func (r listResult) AppendJSON(dst []byte) []byte {
+	page, summary := r.page, r.summary
 	dst = append(dst, `{"skills":[`...)
 	for i, s := range page.Skills {
 		if i > 0 {

@@ -9,10 +9,17 @@ import (
 
 // Request is one application request received on a connection.
 type Request struct {
-	ID     string
 	Method string
 	Params json.RawMessage // a JSON object, owned by the handler
 	Conn   *Conn
+	rawID  []byte // the id's JSON string token
+}
+
+// ID returns the request's id. It is decoded on demand: most handlers never
+// need it, and the response echoes the raw token.
+func (r *Request) ID() string {
+	id, _ := transport.Unquote(r.rawID)
+	return id
 }
 
 // Handler serves the application requests of framed connections.
@@ -23,7 +30,9 @@ type Request struct {
 // json.RawMessage and []byte are sent as they are, nil becomes {}, any other
 // value goes through encoding/json. A *transport.Error is sent as the error
 // response; any other error becomes INTERNAL_ERROR without details, so
-// handlers should map their errors themselves. An *Abort aborts the
+// handlers should map their errors themselves. A result implementing
+// transport.Appender is written straight into the response frame. An
+// *Abort aborts the
 // connection instead of answering. Handle should not panic; a
 // panic is recovered into INTERNAL_ERROR as a last resort.
 type Handler interface {
@@ -35,8 +44,9 @@ type Handler interface {
 // answers cost no goroutine or stack growth and leave in the same write as
 // the other answers to a batch of pipelined requests. Inline must be fast
 // and safe for concurrent use; a method it names must never block (no
-// I/O, no waiting), finish in microseconds, and not keep Request.Params
-// after Handle returns, since on the read loop they alias the frame.
+// I/O, no waiting), finish in microseconds, and keep neither the Request
+// nor its Params after Handle returns: on the read loop the Request is
+// reused and the Params alias the frame.
 type Inliner interface {
 	Inline(method []byte) bool
 }

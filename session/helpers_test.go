@@ -79,10 +79,10 @@ func (h *testHandler) Handle(ctx context.Context, req *Request) (any, error) {
 	case "Echo":
 		return req.Params, nil
 	case "Block":
-		h.started <- req.ID
+		h.started <- req.ID()
 		select {
 		case <-h.release:
-			return map[string]string{"released": req.ID}, nil
+			return map[string]string{"released": req.ID()}, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

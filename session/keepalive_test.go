@@ -106,3 +106,23 @@ func TestInitTimeoutDefault(t *testing.T) {
 		_ = srv.Close()
 	})
 }
+
+// Both endpoints MUST monitor the connection: a client whose server never
+// answers its _Keepalive aborts with KEEPALIVE too.
+func TestClientMonitorsServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := net.Pipe()
+		cfg := ClientConfig()
+		cfg.Metrics = metrics.New("test")
+		c, err := NewClientConn(a, cfg, nil)
+		require.NoError(t, err)
+		server := &peer{t: t, nc: b, fr: transport.NewReader(b, 1<<20), bubbled: true}
+		m := server.recv()
+		require.Equal(t, transport.MethodKeepalive, m.Method)
+		assert.Equal(t, "cl-1", *m.ID)
+		m = server.expectAbort(transport.CodeKeepalive, transport.StringKeepalive)
+		<-c.Done()
+		assert.Equal(t, ReasonKeepalive, c.Reason())
+		_ = m
+	})
+}

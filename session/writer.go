@@ -41,6 +41,8 @@ type writeQueue struct {
 	exited sync.Cond   // signaled (with mu) when the writer goroutine exits
 	batch  []*[]byte   // owned by the writer goroutine
 	iov    net.Buffers // owned by the writer goroutine
+	// deadline is the write deadline armed last; owned by the writer goroutine.
+	deadline time.Time
 }
 
 func (q *writeQueue) init(c *Conn, nc net.Conn) {
@@ -225,11 +227,7 @@ func (q *writeQueue) next() (batch []*[]byte, last bool) {
 }
 
 func (q *writeQueue) write(frames []*[]byte, last bool) error {
-	timeout := q.c.cfg.WriteTimeout
-	if last {
-		timeout = min(timeout, finalWriteTimeout)
-	}
-	if err := q.nc.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
+	if err := q.armDeadline(last); err != nil {
 		return err
 	}
 	total := 0
@@ -256,6 +254,20 @@ func (q *writeQueue) write(frames []*[]byte, last bool) error {
 	mt.BytesSent.Add(float64(total))
 	mt.WriteQueue.Observe(float64(total))
 	return err
+}
+
+// armDeadline keeps every write under a deadline of at most the write
+// timeout. It renews the deadline only when less than half of it is left,
+// sparing a timer update per batch; the final frame gets a short one.
+func (q *writeQueue) armDeadline(last bool) error {
+	now, timeout := time.Now(), q.c.cfg.WriteTimeout
+	if last {
+		timeout = min(timeout, finalWriteTimeout)
+	} else if q.deadline.Sub(now) >= timeout/2 {
+		return nil
+	}
+	q.deadline = now.Add(timeout)
+	return q.nc.SetWriteDeadline(q.deadline)
 }
 
 // writeCoalesced copies frames into one buffer so that a TLS connection
@@ -354,6 +366,15 @@ func (c *Conn) sendError(rawID []byte, e *transport.Error, fromLoop bool) {
 func (c *Conn) sendResponse(rawID []byte, res any, err error, fromLoop bool) {
 	if err != nil {
 		c.sendError(rawID, wireError(err), fromLoop)
+		return
+	}
+	if a, ok := res.(transport.Appender); ok {
+		p, ferr := c.frame(func(dst []byte) []byte { return transport.AppendResultFunc(dst, rawID, a.AppendJSON) })
+		if ferr != nil {
+			c.sendError(rawID, tooLarge(ferr), fromLoop)
+			return
+		}
+		c.w.push(p, false, !fromLoop)
 		return
 	}
 	obj, encErr := transport.MarshalObject(res)

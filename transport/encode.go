@@ -25,6 +25,17 @@ func AppendResult(dst, rawID, result []byte) []byte {
 	return append(dst, '}')
 }
 
+// AppendResultFunc appends a result response whose result object is
+// written by appendResult.
+func AppendResultFunc(dst, rawID []byte, appendResult func([]byte) []byte) []byte {
+	dst = append(dst, jsonrpcPrefix...)
+	dst = append(dst, `"id":`...)
+	dst = append(dst, rawID...)
+	dst = append(dst, `,"result":`...)
+	dst = appendResult(dst)
+	return append(dst, '}')
+}
+
 // AppendErrorResponse appends an error response to the request whose id
 // token is rawID.
 func AppendErrorResponse(dst, rawID []byte, e *Error) []byte {
@@ -81,6 +92,12 @@ func AppendErrorNotification(dst, rawID []byte, e *Error) []byte {
 	return append(dst, "}}"...)
 }
 
+// Appender is a result that writes its own JSON object, so that hot
+// methods skip reflection and an intermediate buffer.
+type Appender interface {
+	AppendJSON(dst []byte) []byte
+}
+
 // MarshalObject encodes v as a JSON object, the only kind of params and
 // result the transport allows: json.RawMessage and []byte pass through
 // unchanged, nil becomes {}, anything else goes through encoding/json.
@@ -93,6 +110,8 @@ func MarshalObject(v any) ([]byte, error) {
 		obj = v
 	case []byte:
 		obj = v
+	case Appender:
+		obj = v.AppendJSON(nil)
 	default:
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -35,7 +35,8 @@ type Reader struct {
 	maxBody      int
 	frameTimeout time.Duration
 	deadliner    Deadliner // nil: frames have no deadline
-	deadlineSet  bool
+	deadlineSet  bool      // a read deadline is armed (possibly from an earlier frame)
+	deadline     time.Time
 
 	buf  []byte // idle[:] or a pooled busy buffer
 	r, w int    // unread data is buf[r:w]
@@ -89,14 +90,7 @@ func (fr *Reader) ReadFrame() ([]byte, error) {
 		return nil, &FrameError{Kind: FrameTooLarge, Length: n, Limit: fr.maxBody}
 	}
 	fr.r += HeaderLen
-	body, err := fr.readBody(n)
-	if err != nil {
-		return nil, err
-	}
-	if fr.deadlineSet {
-		fr.clearDeadline()
-	}
-	return body, nil
+	return fr.readBody(n)
 }
 
 // readBody returns the n-byte body and consumes the trailing newline.
@@ -150,6 +144,12 @@ func (fr *Reader) fill(n int) error {
 			if fr.w-fr.r >= n {
 				return nil
 			}
+			if fr.w == fr.r && fr.deadlineSet && errors.Is(err, os.ErrDeadlineExceeded) {
+				// A deadline armed for an earlier frame expired while no
+				// frame had begun: nothing is late, wait on.
+				fr.clearDeadline()
+				continue
+			}
 			return fr.readErr(err, fr.w > fr.r)
 		}
 		if m > 0 {
@@ -189,12 +189,21 @@ func (fr *Reader) makeRoom(n int) {
 	fr.busy, fr.buf = busy, *busy
 }
 
+// armDeadline bounds the frame that has begun. A deadline armed for an
+// earlier frame is kept while it leaves this one at least half the
+// timeout, so pipelined frames that span reads do not reset it each time:
+// a begun frame completes within the timeout, or aborts after between half
+// and all of it.
 func (fr *Reader) armDeadline() {
-	if fr.deadliner == nil || fr.frameTimeout <= 0 || fr.deadlineSet {
+	if fr.deadliner == nil || fr.frameTimeout <= 0 {
 		return
 	}
-	fr.deadlineSet = true
-	_ = fr.deadliner.SetReadDeadline(time.Now().Add(fr.frameTimeout))
+	now := time.Now()
+	if fr.deadlineSet && fr.deadline.Sub(now) >= fr.frameTimeout/2 {
+		return
+	}
+	fr.deadlineSet, fr.deadline = true, now.Add(fr.frameTimeout)
+	_ = fr.deadliner.SetReadDeadline(fr.deadline)
 }
 
 func (fr *Reader) clearDeadline() {

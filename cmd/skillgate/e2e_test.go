@@ -195,3 +195,24 @@ func TestRefusesOpenOnNonLoopback(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--allow-anonymous")
 }
+
+// SIGHUP reloads the skills without a restart.
+func TestSIGHUPReloadsSkills(t *testing.T) {
+	dir := t.TempDir()
+	g := startGateway(t, "--skills-dir", dir, "--watch-skills=false", "--sandbox-workers", "0")
+	addr := g.addrs["tcp"]
+	out, _, code := runCLI(t, "call", "--addr", addr, "list_skills")
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "acme.hup.test")
+
+	skill := filepath.Join(dir, "hup")
+	require.NoError(t, os.MkdirAll(skill, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(skill, "skill.toml"), []byte("name = \"acme.hup.test\"\nversion = \"1.0.0\"\n"+
+		"description = \"Appears on SIGHUP.\"\nkind = \"instruction\"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: Hup\nshort_description: Hup.\n---\nHup.\n"), 0o644))
+	require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
+	require.Eventually(t, func() bool {
+		out, _, _ := runCLI(t, "call", "--addr", addr, "list_skills")
+		return strings.Contains(out, "acme.hup.test")
+	}, 10*time.Second, 100*time.Millisecond)
+}
