@@ -45,16 +45,8 @@ unit: ## go test -race ./... (the gateway and the bench module)
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(BENCHMOD) $(GO) test -race -count=1 -timeout 10m ./...
 
-fuzz: ## Run every Fuzz target for FUZZTIME (default 3s), in both modules
-	@set -e; for mod in . bench; do \
-	  for pkg in $$(cd $$mod && GOWORK=off $(GO) list ./...); do \
-	    for f in $$(cd $$mod && GOWORK=off $(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	      echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	      out=$$(cd $$mod && GOWORK=off $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg 2>&1) \
-	        || { echo "$$out"; exit 1; }; \
-	    done; \
-	  done; \
-	done
+fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
+	./.ci/fuzz $(FUZZTIME)
 
 bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peers (BENCH_ARGS=--full for the long run)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...

@@ -473,3 +473,26 @@ func TestMutualTLSRejects(t *testing.T) {
 		return testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues("mtls", "tls_handshake_failed")) == 2
 	}, 5*time.Second, 10*time.Millisecond)
 }
+
+// Large answers produced on the read loop leave as they pile up, and the
+// read loop pauses while half the queue bound waits: a client that
+// pipelines many requests with large answers, and reads them, is slowed
+// down by TCP, not mistaken for a slow reader.
+func TestInlineAnswersDoNotPileUp(t *testing.T) {
+	forEachKind(t, func(c *Config) { c.MaxQueuedBytes = 256 << 10 }, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		p.initialize()
+		var wire strings.Builder
+		const n = 100
+		for i := range n {
+			wire.WriteString(frame(`{"jsonrpc":"2.0","method":"BigInline","params":{"n":30000},"id":"b-` + itoa(i) + `"}`))
+		}
+		go func() { _, _ = p.nc.Write([]byte(wire.String())) }()
+		for range n {
+			m := p.recv()
+			require.NotNil(t, m.ID, "%+v", m)
+			require.Nil(t, m.Error)
+		}
+		assert.Zero(t, testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues(f.kind, "slow_reader")))
+	})
+}

@@ -206,6 +206,9 @@ func (c *Conn) readLoop() {
 				return
 			}
 		}
+		if c.w.full.Load() {
+			c.w.waitRoom()
+		}
 		n, ok := c.readOne()
 		if n > 0 {
 			frames, bytes = frames+1, bytes+n

@@ -67,6 +67,10 @@ func newTestHandler() *testHandler {
 	return &testHandler{release: make(chan struct{}), started: make(chan string, 100)}
 }
 
+// Inline answers BigInline on the read loop, as a handler does for methods
+// that never block.
+func (h *testHandler) Inline(method []byte) bool { return string(method) == "BigInline" }
+
 func (h *testHandler) Handle(ctx context.Context, req *Request) (any, error) {
 	switch req.Method {
 	case "Initialize":
@@ -90,7 +94,7 @@ func (h *testHandler) Handle(ctx context.Context, req *Request) (any, error) {
 		panic("boom")
 	case "Fail":
 		return nil, transport.AppError("AMOUNT_TOO_HIGH", "Requested amount is too high.").WithDetails("limit 1000")
-	case "Big":
+	case "Big", "BigInline":
 		var p struct{ N int }
 		_ = json.Unmarshal(req.Params, &p)
 		return map[string]string{"data": strings.Repeat("x", p.N)}, nil

@@ -120,9 +120,8 @@ func TestClientMonitorsServer(t *testing.T) {
 		m := server.recv()
 		require.Equal(t, transport.MethodKeepalive, m.Method)
 		assert.Equal(t, "cl-1", *m.ID)
-		m = server.expectAbort(transport.CodeKeepalive, transport.StringKeepalive)
+		server.expectAbort(transport.CodeKeepalive, transport.StringKeepalive)
 		<-c.Done()
 		assert.Equal(t, ReasonKeepalive, c.Reason())
-		_ = m
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -15,6 +16,10 @@ import (
 // maxBatchBytes bounds one coalesced write, so that urgent frames queued
 // meanwhile (keepalive answers, _CloseReason) wait for at most one batch.
 const maxBatchBytes = 256 << 10
+
+// quietLimit is how many bytes of answers the read loop may queue before
+// the writer starts without waiting for the loop's kick.
+const quietLimit = 64 << 10
 
 // finalWriteTimeout bounds writing the _CloseReason of a connection whose
 // peer may not be reading: the notification must not hold the close up.
@@ -38,17 +43,38 @@ type writeQueue struct {
 	final   *[]byte
 	closed  bool // the socket is closed
 
-	exited sync.Cond   // signaled (with mu) when the writer goroutine exits
-	batch  []*[]byte   // owned by the writer goroutine
-	iov    net.Buffers // owned by the writer goroutine
+	changed sync.Cond   // signaled (with mu) when the writer takes frames or exits
+	batch   []*[]byte   // owned by the writer goroutine
+	iov     net.Buffers // owned by the writer goroutine
+	// full is set while more than half of MaxQueuedBytes waits: the read
+	// loop then stops reading until the writer catches up (waitRoom).
+	full atomic.Bool
 	// deadline is the write deadline armed last; owned by the writer goroutine.
 	deadline time.Time
 }
 
 func (q *writeQueue) init(c *Conn, nc net.Conn) {
 	q.c, q.nc = c, nc
-	q.exited.L = &q.mu
+	q.changed.L = &q.mu
 	_, q.vectored = nc.(*net.TCPConn)
+}
+
+// waitRoom blocks the read loop while the queue is more than half full,
+// so that a peer which sends faster than it reads is slowed down by TCP
+// flow control rather than cut off. It returns at once when the connection
+// is closing; a peer that stops reading altogether runs into the write
+// deadline.
+func (q *writeQueue) waitRoom() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.queued > q.c.cfg.MaxQueuedBytes/2 && !q.closing {
+		if !q.running {
+			q.running = true
+			go q.run()
+		}
+		q.changed.Wait()
+	}
+	q.full.Store(false)
 }
 
 // kick starts the writer if frames wait and none is running.
@@ -85,7 +111,13 @@ func (q *writeQueue) push(frame *[]byte, urgent, start bool) bool {
 		q.queued += len(*frame)
 	}
 	overflow := q.queued > q.c.cfg.MaxQueuedBytes
-	start = start && !q.running
+	if q.queued > q.c.cfg.MaxQueuedBytes/2 {
+		q.full.Store(true)
+	}
+	// Answers the read loop queues wait for its kick, unless they pile up:
+	// large answers to many pipelined requests must not wait for the whole
+	// batch (nor look like a slow reader).
+	start = (start || q.queued >= quietLimit) && !q.running
 	if start {
 		q.running = true
 	}
@@ -138,7 +170,7 @@ func (q *writeQueue) wait() {
 	q.mu.Lock()
 	q.closing = true
 	for q.running {
-		q.exited.Wait()
+		q.changed.Wait()
 	}
 	q.closeLocked()
 	releaseAll(q.urgent)
@@ -185,7 +217,7 @@ func (q *writeQueue) exit() {
 	q.mu.Lock()
 	q.closeLocked()
 	q.running = false
-	q.exited.Broadcast()
+	q.changed.Broadcast()
 	q.mu.Unlock()
 }
 
@@ -208,6 +240,10 @@ func (q *writeQueue) next() (batch []*[]byte, last bool) {
 	clear(q.normal[rest:])
 	q.normal = q.normal[:rest]
 	q.queued -= size
+	if size > 0 {
+		q.full.Store(q.queued > q.c.cfg.MaxQueuedBytes/2)
+		q.changed.Broadcast()
+	}
 	q.batch = batch
 	if len(batch) > 0 {
 		return batch, false
@@ -222,7 +258,7 @@ func (q *writeQueue) next() (batch []*[]byte, last bool) {
 		q.closeLocked()
 	}
 	q.running = false
-	q.exited.Broadcast()
+	q.changed.Broadcast()
 	return nil, false
 }
 
