@@ -38,8 +38,14 @@ func (f *fakeRunner) last() sandbox.Job {
 }
 
 func newExecEnv(t *testing.T, result func(sandbox.Job) (*sandbox.Result, error)) (*env, *fakeRunner) {
+	return newExecEnvIn(t, examplesDir(), result)
+}
+
+// newExecEnvIn serves the skills of dir with a fake runner and a gateway
+// environment holding one secret and one variable no skill declares.
+func newExecEnvIn(t *testing.T, dir string, result func(sandbox.Job) (*sandbox.Result, error)) (*env, *fakeRunner) {
 	r := &fakeRunner{result: result}
-	e := newEnvOpts(t, examplesDir(), 256<<10, func(o *Options) {
+	e := newEnvOpts(t, dir, 256<<10, func(o *Options) {
 		o.Runner = r
 		o.LookupEnv = func(k string) (string, bool) {
 			v, ok := map[string]string{"ACME_API_KEY": "k-123", "HOME": "/root"}[k]
@@ -201,14 +207,7 @@ func TestSecretsPassedOnlyWhenDeclared(t *testing.T) {
 		"[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\nexport = \"main\"\n" +
 		"[permissions]\nsecrets = [\"ACME_API_KEY\", \"ACME_MISSING\"]\n"
 	writeSkill(t, dir, "acme.api.call", "1.0.0", map[string]string{"skill.toml": toml})
-	r := &fakeRunner{result: completed(`{}`)}
-	e := newEnvOpts(t, dir, 1024, func(o *Options) {
-		o.Runner = r
-		o.LookupEnv = func(k string) (string, bool) {
-			v, ok := map[string]string{"ACME_API_KEY": "k-123", "HOME": "/root"}[k]
-			return v, ok
-		}
-	})
+	e, r := newExecEnvIn(t, dir, completed(`{}`))
 	_, err := httpCaller{t, e.http.URL}.call("execute_skill", `{"name":"acme.api.call"}`)
 	require.Nil(t, err)
 	assert.Equal(t, map[string]string{"ACME_API_KEY": "k-123"}, r.last().Env)

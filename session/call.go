@@ -71,11 +71,12 @@ func (c *Conn) failPending() {
 	}
 }
 
-// onResponse matches a response to the keepalive probe or a pending call.
+// onResponse matches a response to the keepalive probe or a pending call,
+// and reports whether it answered the probe.
 // A response to an id this side never sent (or no longer waits for) is
 // logged and reported to the peer with an _Error notification; it does not
 // abort the connection, since the message itself is well formed.
-func (c *Conn) onResponse(m *transport.Message) {
+func (c *Conn) onResponse(m *transport.Message) bool {
 	c.mu.Lock()
 	if c.ka.id != "" && string(m.ID) == c.ka.id {
 		rtt := c.keepaliveAnsweredLocked(time.Now())
@@ -84,7 +85,7 @@ func (c *Conn) onResponse(m *transport.Message) {
 		if m.Kind == transport.KindError {
 			c.Log(zerolog.DebugLevel).Str("string_code", m.Error.EffectiveCode()).Msg("peer answered _Keepalive with an error")
 		}
-		return
+		return true
 	}
 	ch, ok := c.pending[string(m.ID)]
 	delete(c.pending, string(m.ID))
@@ -95,7 +96,7 @@ func (c *Conn) onResponse(m *transport.Message) {
 			r = callResult{err: m.Error}
 		}
 		ch <- r
-		return
+		return false
 	}
 	c.Log(zerolog.WarnLevel).Bytes("id", m.ID).Msg("response to an unknown request id ignored")
 	p, err := c.frame(func(dst []byte) []byte {
@@ -104,6 +105,7 @@ func (c *Conn) onResponse(m *transport.Message) {
 	if err == nil {
 		c.w.push(p, false, false) // from the read loop
 	}
+	return false
 }
 
 var errUnexpectedResponse = transport.AppError("UNEXPECTED_RESPONSE",

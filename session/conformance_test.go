@@ -430,7 +430,11 @@ func TestClientConn(t *testing.T) {
 			defer c.Close()
 			_, err = c.Call(t.Context(), "Initialize", map[string]any{"protocol_version": "1.0"})
 			require.NoError(t, err)
-			time.Sleep(100 * time.Millisecond) // several server keepalives pass
+			// The server probes every 20 ms: wait until the client has
+			// answered several probes, then use the connection.
+			require.Eventually(t, func() bool {
+				return testutil.ToFloat64(f.metrics.KeepalivesSent) >= 3
+			}, 10*time.Second, 5*time.Millisecond)
 			res, err := c.Call(t.Context(), "Echo", json.RawMessage(`{"ä":[1,2]}`))
 			require.NoError(t, err)
 			assert.JSONEq(t, `{"ä":[1,2]}`, string(res))
@@ -438,7 +442,6 @@ func TestClientConn(t *testing.T) {
 			var te *transport.Error
 			require.ErrorAs(t, err, &te)
 			assert.Equal(t, "AMOUNT_TOO_HIGH", te.StringCode)
-			assert.Positive(t, testutil.ToFloat64(f.metrics.KeepalivesSent))
 		})
 	}
 }
@@ -494,5 +497,23 @@ func TestInlineAnswersDoNotPileUp(t *testing.T) {
 			require.Nil(t, m.Error)
 		}
 		assert.Zero(t, testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues(f.kind, "slow_reader")))
+	})
+}
+
+// Spec: _Error notifications MUST NOT disturb active method requests; a
+// received _CloseReason does not close the connection either. A request in
+// flight while both arrive still completes and is answered.
+func TestNotificationsDoNotDisturbRequests(t *testing.T) {
+	forEachKind(t, nil, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		p.initialize()
+		id := p.request("Block", `{}`)
+		<-f.h.started
+		p.send(`{"jsonrpc":"2.0","method":"_Error","params":{"id":"` + id + `","error":{"code":1,"message":"bad"}}}`)
+		p.send(`{"jsonrpc":"2.0","method":"_CloseReason","params":{"error":{"code":-32000,"message":"Keepalive timeout."}}}`)
+		f.h.release <- struct{}{}
+		m := p.recvResponse(id)
+		require.Nil(t, m.Error)
+		assert.JSONEq(t, `{"released":"`+id+`"}`, string(m.Result))
 	})
 }

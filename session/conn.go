@@ -241,18 +241,21 @@ func (c *Conn) readOne() (int, bool) {
 		c.readFailed(err)
 		return 0, false
 	}
-	if !c.traffic.Load() {
-		c.traffic.Store(true)
-	}
 	size := len(body) + transport.FrameOverhead
 	var m transport.Message
 	if err := transport.Decode(body, &m); err != nil {
 		c.abortWith(reasonForDecode(err), transport.AbortError(err))
 		return size, false
 	}
-	if e := c.route(&m); e != nil {
+	probeAnswer, e := c.route(&m)
+	if e != nil {
 		c.abortWith(ReasonInvalidMessage, e)
 		return size, false
+	}
+	// The answer to our own probe is no sign of the peer's activity:
+	// counting it would skip the next probe.
+	if !probeAnswer && !c.traffic.Load() {
+		c.traffic.Store(true)
 	}
 	return size, true
 }
@@ -303,16 +306,16 @@ func (c *Conn) readFailed(err error) {
 	}
 }
 
-// route handles one decoded message. A non-nil result aborts the connection.
-func (c *Conn) route(m *transport.Message) *transport.Error {
+// route handles one decoded message and reports whether it answered this
+// side's keepalive probe. A non-nil error aborts the connection.
+func (c *Conn) route(m *transport.Message) (probeAnswer bool, e *transport.Error) {
 	switch m.Kind {
 	case transport.KindRequest:
-		return c.onRequest(m)
+		return false, c.onRequest(m)
 	case transport.KindNotification:
-		return c.onNotification(m)
+		return false, c.onNotification(m)
 	default:
-		c.onResponse(m)
-		return nil
+		return c.onResponse(m), nil
 	}
 }
 
@@ -374,11 +377,11 @@ func (c *Conn) admitLocked(m *transport.Message) *transport.Error {
 	case c.draining:
 		return errShutdown
 	case c.handler == nil:
-		return errUnknownMeth
+		return errMethodNotFound
 	case init && c.state != stateNew:
 		return transport.AppError(StringAlreadyInitialized, "The connection is already initialized.")
 	case c.cfg.InitMethod != "" && !init && c.state != stateReady:
-		return errNotInit.WithDetails("call " + c.cfg.InitMethod + " first")
+		return errMethodNotFound.WithDetails("call " + c.cfg.InitMethod + " first")
 	case c.inflight >= c.cfg.MaxInflight:
 		return errOverloadedCalls
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -341,3 +342,5 @@ func (p *peer) expectEOF() {
 	var ne net.Error
 	require.False(p.t, errors.As(err, &ne) && ne.Timeout(), "connection still open: %v", err)
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

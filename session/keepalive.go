@@ -89,9 +89,6 @@ func (c *Conn) keepaliveAnsweredLocked(now time.Time) time.Duration {
 	rtt := now.Sub(c.ka.sentAt)
 	c.ka = keepaliveState{}
 	c.timer.Reset(c.interval())
-	// The answer to our own probe is not traffic of the peer's: counting it
-	// would skip the next probe and halve the probing rate.
-	c.traffic.Store(false)
 	return rtt
 }
 
@@ -124,5 +121,3 @@ func (c *Conn) sendRequest(id, method string, params []byte, urgent bool) bool {
 	}
 	return c.w.push(p, urgent, true)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

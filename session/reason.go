@@ -69,9 +69,8 @@ var (
 				WithRetry(1000, 5)
 	errOverloadedCalls = transport.AppError(StringOverloaded, "Too many requests in flight on this connection.").
 				WithRetry(50, 10)
-	errInitTimeout = transport.AppError(StringInitTimeout, "The connection did not initialize in time.")
-	errSlowReader  = transport.AppError(StringSlowReader, "The peer is not reading its responses.")
-	errNotInit     = transport.NewError(transport.CodeMethodNotFound, "Method not found.")
-	errUnknownMeth = transport.NewError(transport.CodeMethodNotFound, "Method not found.")
-	errInternal    = transport.NewError(transport.CodeInternalError, "Internal error.")
+	errInitTimeout    = transport.AppError(StringInitTimeout, "The connection did not initialize in time.")
+	errSlowReader     = transport.AppError(StringSlowReader, "The peer is not reading its responses.")
+	errMethodNotFound = transport.NewError(transport.CodeMethodNotFound, "Method not found.")
+	errInternal       = transport.NewError(transport.CodeInternalError, "Internal error.")
 )

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,24 +69,27 @@ func (q *writeQueue) waitRoom() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.queued > q.c.cfg.MaxQueuedBytes/2 && !q.closing {
-		if !q.running {
-			q.running = true
-			go q.run()
-		}
+		q.startLocked()
 		q.changed.Wait()
 	}
 	q.full.Store(false)
 }
 
-// kick starts the writer if frames wait and none is running.
+// kick starts the writer if frames wait.
 func (q *writeQueue) kick() {
 	q.mu.Lock()
-	start := !q.running && (len(q.urgent) > 0 || len(q.normal) > 0)
-	if start {
-		q.running = true
+	if len(q.urgent) > 0 || len(q.normal) > 0 {
+		q.startLocked()
 	}
 	q.mu.Unlock()
-	if start {
+}
+
+// startLocked starts the writer goroutine unless it runs already. The new
+// goroutine takes q.mu before it touches the queue, so it waits for the
+// caller to unlock.
+func (q *writeQueue) startLocked() {
+	if !q.running {
+		q.running = true
 		go q.run()
 	}
 }
@@ -117,14 +121,10 @@ func (q *writeQueue) push(frame *[]byte, urgent, start bool) bool {
 	// Answers the read loop queues wait for its kick, unless they pile up:
 	// large answers to many pipelined requests must not wait for the whole
 	// batch (nor look like a slow reader).
-	start = (start || q.queued >= quietLimit) && !q.running
-	if start {
-		q.running = true
+	if start || q.queued >= quietLimit {
+		q.startLocked()
 	}
 	q.mu.Unlock()
-	if start {
-		go q.run()
-	}
 	if overflow {
 		q.c.abortWith(ReasonSlowReader, errSlowReader)
 		return false
@@ -156,12 +156,8 @@ func (q *writeQueue) finish(final *[]byte, dropQueued bool) {
 		return
 	}
 	q.final = final
-	start := !q.running
-	q.running = true
+	q.startLocked()
 	q.mu.Unlock()
-	if start {
-		go q.run()
-	}
 }
 
 // wait blocks until the writer has exited, then makes sure the socket is
@@ -434,8 +430,8 @@ func tooLarge(err error) *transport.Error {
 	var fe *transport.FrameError
 	details := err.Error()
 	if errors.As(err, &fe) {
-		details = "the result of " + itoa(fe.Length) + " bytes exceeds the message size limit of " +
-			itoa(fe.Limit) + " bytes; request less data (for example read_blob with mode sample_head and max_bytes)"
+		details = "the result of " + strconv.Itoa(fe.Length) + " bytes exceeds the message size limit of " +
+			strconv.Itoa(fe.Limit) + " bytes; request less data (for example read_blob with mode sample_head and max_bytes)"
 	}
 	return transport.AppError(StringResponseTooLarge, "The response is larger than the message size limit.").
 		WithDetails(details)

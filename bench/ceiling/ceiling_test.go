@@ -1,11 +1,11 @@
 package ceiling
 
 import (
+	"context"
 	"net"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/skillgate/skillgate/bench/framing"
@@ -15,15 +15,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func serve(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- Serve(ln) }()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		require.NoError(t, <-done)
-	})
-	return ln.Addr().String()
+	return wiretest.Serve(t, func(_ context.Context, ln net.Listener) error { return Serve(ln) })
 }
 
 func TestRoundTrip(t *testing.T) {

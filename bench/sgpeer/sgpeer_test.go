@@ -17,16 +17,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func serve(t *testing.T, async bool) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, async) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	return ln.Addr().String()
+	return wiretest.Serve(t, func(ctx context.Context, ln net.Listener) error { return Serve(ctx, ln, async) })
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -4,6 +4,7 @@ package wiretest
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -104,4 +105,21 @@ func CheckServer(t *testing.T, addr string, echo bool) {
 		seen[id] = true
 	}
 	require.Len(t, seen, burst)
+}
+
+// Serve runs a server on a loopback listener for the rest of the test and
+// returns its address. When the test ends the context is canceled and the
+// listener closed, and the server must then return without error.
+func Serve(t *testing.T, run func(ctx context.Context, ln net.Listener) error) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		_ = ln.Close()
+		require.NoError(t, <-done)
+	})
+	return ln.Addr().String()
 }
