@@ -13,7 +13,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 RUN_ARGS  ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test lint vet fmt-check staticcheck unit fuzz bench clean
+.PHONY: help build run test lint vet fmt-check staticcheck unit fuzz bench docs clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -52,6 +52,10 @@ bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peer
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	$(BENCHMOD) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	$(GO) run ./cmd/skillgate-bench compare $(BENCH_ARGS)
+
+docs: ## Render docs/architecture.svg from docs/architecture.dot (Debian: apt-get install graphviz)
+	@command -v dot >/dev/null || { echo "make docs needs Graphviz's dot: apt-get install -y graphviz" >&2; exit 1; }
+	dot -Tsvg docs/architecture.dot -o docs/architecture.svg
 
 clean: ## Remove build output
 	rm -rf bin
