@@ -169,3 +169,26 @@ func anchors(text string) map[string]bool {
 	}
 	return ids
 }
+
+// operationsPage documents the alerts for the people they page.
+const operationsPage = "../docs/operations.md"
+
+// alertRowRE matches a row of the alert table: "| `SkillgateX` | severity |".
+var alertRowRE = regexp.MustCompile("(?m)^\\| `(Skillgate[A-Za-z]+)` \\| ([a-z]+) \\|")
+
+// TestOperationsListsEveryAlert: the alert table of docs/operations.md has
+// one row per alert of prometheus/alerts.yml, with its severity, and no row
+// for an alert that is gone.
+func TestOperationsListsEveryAlert(t *testing.T) {
+	doc, err := os.ReadFile(operationsPage)
+	require.NoError(t, err)
+	documented := map[string]string{}
+	for _, m := range alertRowRE.FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = m[2]
+	}
+	rules := map[string]string{}
+	for _, r := range alertRules(t) {
+		rules[r.Alert] = r.Labels["severity"]
+	}
+	assert.Equal(t, rules, documented, "the alert table of %s and %s differ", operationsPage, alertsPath)
+}
