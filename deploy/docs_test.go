@@ -65,13 +65,13 @@ func TestLinkCheckerCatchesBrokenLinks(t *testing.T) {
 }
 
 var (
-	mdLinkRE    = regexp.MustCompile(`!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)`)
-	htmlLinkRE  = regexp.MustCompile(`(?:src|href)="([^"]+)"`)
-	codeSpanRE  = regexp.MustCompile("`[^`]*`")
-	headingRE   = regexp.MustCompile(`^#{1,6}\s+(.+?)\s*#*\s*$`)
-	htmlAnchorE = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
-	schemeRE    = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
-	slugDropRE  = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+	mdLinkRE     = regexp.MustCompile(`!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)`)
+	htmlLinkRE   = regexp.MustCompile(`(?:src|href)="([^"]+)"`)
+	codeSpanRE   = regexp.MustCompile("`[^`]*`")
+	headingRE    = regexp.MustCompile(`^#{1,6}\s+(.+?)\s*#*\s*$`)
+	htmlAnchorRE = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
+	schemeRE     = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+	slugDropRE   = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
 )
 
 // brokenLinks lists the links of one Markdown page that do not resolve.
@@ -152,7 +152,7 @@ func anchors(text string) map[string]bool {
 	ids := map[string]bool{}
 	seen := map[string]int{}
 	for _, line := range proseLines(text) {
-		for _, m := range htmlAnchorE.FindAllStringSubmatch(line, -1) {
+		for _, m := range htmlAnchorRE.FindAllStringSubmatch(line, -1) {
 			ids[m[1]] = true
 		}
 		m := headingRE.FindStringSubmatch(line)
