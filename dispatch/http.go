@@ -50,14 +50,14 @@ type HTTPOptions struct {
 // for other HTTP methods, 408 for a body that does not arrive in time, 413
 // for bodies over the limit.
 type HTTPFront struct {
-	d       *Dispatcher
-	opts    HTTPOptions
-	mux     *http.ServeMux
+	d        *Dispatcher
+	opts     HTTPOptions
+	mux      *http.ServeMux
 	guard    guard
 	fallback fallbacks
 	refused  *metrics.Metrics
-	stop    chan struct{} // closed by Expire
-	once    sync.Once
+	stop     chan struct{} // closed by Expire
+	once     sync.Once
 }
 
 // HTTPHandler returns the HTTP front door.

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"github.com/skillgate/skillgate/metrics"
@@ -31,11 +32,12 @@ type httpMember struct {
 func parseMember(raw []byte) httpMember {
 	m := httpMember{id: nullID}
 	env, err := transport.ScanEnvelope(raw)
-	if env.Duplicate != "" {
+	var ie *transport.InvalidMessageError
+	if env.Duplicate != "" && errors.As(err, &ie) {
 		if env.Duplicate != "id" && env.ID != nil && validID(env.ID) {
 			m.id = env.ID
 		}
-		m.bad = invalidHTTPRequest("duplicate httpMember " + strconv.Quote(env.Duplicate))
+		m.bad = invalidHTTPRequest(ie.Reason)
 		return m
 	}
 	if err != nil || !validID(env.ID) {

@@ -101,7 +101,11 @@ func (a *assembly) run(ctx context.Context, who credentials) ([]byte, int) {
 		select {
 		case out = <-results[i]:
 		case <-a.h.stop:
-			out = a.fallback(i, a.h.fallback.shutdown)
+			select {
+			case out = <-results[i]: // finished: its answer stands
+			default:
+				out = a.fallback(i, a.h.fallback.shutdown)
+			}
 		}
 		a.accept(i, out)
 		start()
