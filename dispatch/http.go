@@ -31,6 +31,9 @@ type HTTPOptions struct {
 	// Budget is the gateway-wide budget of answer bytes, shared with the
 	// framed transport; nil: no limit.
 	Budget *session.Budget
+	// WriteTimeout bounds the writing of an answer, so that a client that
+	// does not read cannot hold the answer's budget bytes; 0: no bound.
+	WriteTimeout time.Duration
 	// AllowedOrigins are the browser origins ("https://app.example.com")
 	// whose requests are served; a request carrying any other Origin
 	// header is refused. Empty: every request with an Origin is refused.
@@ -122,6 +125,9 @@ func (h *HTTPFront) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if h.opts.WriteTimeout > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout))
+	}
 	_, _ = w.Write(out)
 }
 

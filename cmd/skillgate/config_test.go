@@ -67,6 +67,12 @@ func TestValidate(t *testing.T) {
 	assert.ErrorContains(t, cfg.validate(), "--tls-cert")
 	cfg.TLSListen, cfg.Listen, cfg.HTTPListen = "", "", ""
 	assert.ErrorContains(t, cfg.validate(), "nothing to serve")
+	cfg.Listen = "127.0.0.1:7400"
+	cfg.HTTPOrigins = []string{"evil.example"}
+	assert.ErrorContains(t, cfg.validate(), "--http-allowed-origins")
+	cfg.HTTPOrigins = []string{"https://app.example"}
+	cfg.HTTPHosts = []string{"gw.example:80"}
+	assert.ErrorContains(t, cfg.validate(), "--http-allowed-hosts")
 }
 
 // The README documents every serve flag in its table.
