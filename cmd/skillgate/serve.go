@@ -274,7 +274,7 @@ wait:
 			reloadSkills(g.skills, g.log, g.metrics)
 			if g.auth != nil {
 				if err := g.auth.Reload(); err != nil {
-					g.log.Error().Err(err).Msg("auth file reload failed; the previous version stays in force")
+					g.log.Error().Err(err).Msg("auth file reload failed; identities it changed or removed are disabled until a valid version loads")
 				}
 			}
 		case s := <-sigs:
