@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 
@@ -132,7 +133,11 @@ func (a *assembly) accept(i int, out []byte) {
 	}
 	budget := a.h.opts.Budget
 	if !budget.TryReserve(len(out)) {
-		out = a.fallback(i, a.h.fallback.overloaded)
+		over := a.fallback(i, a.h.fallback.overloaded)
+		if !bytes.Equal(out, over) { // a call refused up front was counted then
+			a.h.refused.HTTPRefused.WithLabelValues("budget").Inc()
+		}
+		out = over
 		budget.Reserve(len(out))
 	}
 	a.held += len(out)

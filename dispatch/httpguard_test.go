@@ -24,7 +24,7 @@ func (e *env) serveHTTP(opts HTTPOptions) (*HTTPFront, *httptest.Server) {
 		opts.MaxResponseBytes = testMaxMessage
 	}
 	front := e.d.HTTPHandler(opts)
-	srv := httptest.NewServer(front)
+	srv := httptest.NewServer(e.d.ServeHTTPWithLogging(front)) // as cmd serves it
 	e.t.Cleanup(srv.Close)
 	return front, srv
 }

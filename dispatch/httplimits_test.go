@@ -94,6 +94,7 @@ func TestHTTPAnswerBudget(t *testing.T) {
 	require.NotNil(t, a.Error.Data.Retry)
 	assert.Positive(t, a.Error.Data.Retry.SuggestedDelayMS)
 	assert.Zero(t, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "list_skills", "ok")), "nothing ran")
+	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.HTTPRefused.WithLabelValues("budget")))
 	budget.Release(8 << 10)
 
 	status, out = postRPC(t, srv.URL, `[`+listCall+`,`+strings.TrimSuffix(readBlobBatch(id, 1, 20<<10)[1:], "]")+`]`)
