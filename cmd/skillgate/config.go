@@ -131,11 +131,26 @@ func loadConfig(cmd *cobra.Command) error {
 		if f.Changed || !v.IsSet(f.Name) {
 			return
 		}
-		if err := fs.Set(f.Name, v.GetString(f.Name)); err != nil {
+		if err := fs.Set(f.Name, configValue(v, f.Name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f.Name, err))
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// configValue is a flag's value from the file or the environment, as the
+// flag parses it: a list in the file (http-allowed-origins: [a, b]) becomes
+// the comma-separated form its flag takes.
+func configValue(v *viper.Viper, name string) string {
+	list, ok := v.Get(name).([]any)
+	if !ok {
+		return v.GetString(name)
+	}
+	items := make([]string, len(list))
+	for i, item := range list {
+		items[i] = fmt.Sprint(item)
+	}
+	return strings.Join(items, ",")
 }
 
 func checkKeys(v *viper.Viper, fs *pflag.FlagSet) error {

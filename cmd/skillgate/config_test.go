@@ -37,6 +37,16 @@ func TestConfigLayers(t *testing.T) {
 	assert.Equal(t, 20*time.Second, cfg.KeepaliveTimeout, "defaults stay")
 }
 
+// A list in the config file reaches a list flag whole.
+func TestConfigFileLists(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "skillgate.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("http-allowed-origins: [\"https://a.example\", \"https://b.example\"]\nhttp-allowed-hosts: []\n"), 0o600))
+	cfg, err := parseServe(t, "--config", file)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://a.example", "https://b.example"}, cfg.HTTPOrigins)
+	assert.Empty(t, cfg.HTTPHosts)
+}
+
 func TestConfigRejectsBadValues(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string]string{
