@@ -58,14 +58,14 @@ type HTTPFront struct {
 	mux      *http.ServeMux
 	guard    guard
 	fallback fallbacks
-	refused  *metrics.Metrics
+	metrics  *metrics.Metrics
 	stop     chan struct{} // closed by Expire
 	once     sync.Once
 }
 
 // HTTPHandler returns the HTTP front door.
 func (d *Dispatcher) HTTPHandler(opts HTTPOptions) *HTTPFront {
-	h := &HTTPFront{d: d, opts: opts, refused: d.opts.Metrics, stop: make(chan struct{})}
+	h := &HTTPFront{d: d, opts: opts, metrics: d.opts.Metrics, stop: make(chan struct{})}
 	h.guard = newGuard(opts)
 	h.fallback = newFallbacks(opts.MaxResponseBytes)
 	h.mux = http.NewServeMux()
@@ -181,7 +181,7 @@ type refusal struct {
 }
 
 func (h *HTTPFront) refuse(w http.ResponseWriter, ref *refusal) {
-	h.refused.HTTPRefused.WithLabelValues(ref.reason).Inc()
+	h.metrics.HTTPRefused.WithLabelValues(ref.reason).Inc()
 	if ref.close {
 		w.Header().Set("Connection", "close")
 	}

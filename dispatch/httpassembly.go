@@ -135,7 +135,7 @@ func (a *assembly) accept(i int, out []byte) {
 	if !budget.TryReserve(len(out)) {
 		over := a.fallback(i, a.h.fallback.overloaded)
 		if !bytes.Equal(out, over) { // a call refused up front was counted then
-			a.h.refused.HTTPRefused.WithLabelValues("budget").Inc()
+			a.h.metrics.HTTPRefused.WithLabelValues("budget").Inc()
 		}
 		out = over
 		budget.Reserve(len(out))

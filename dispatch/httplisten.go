@@ -22,18 +22,18 @@ const rejectGrace = 2 * time.Second
 const maxRejecting = 64
 
 // LimitHTTPListener caps the open connections of the HTTP front door at
-// max (0: no cap). A connection past the cap is answered at once with 503
+// limit (0: no cap). A connection past the cap is answered at once with 503
 // and an OVERLOADED body, counted, and closed; it never reaches the HTTP
 // server, so it holds no request buffers.
-func LimitHTTPListener(ln net.Listener, max int, m *metrics.Metrics) net.Listener {
-	if max <= 0 {
+func LimitHTTPListener(ln net.Listener, limit int, m *metrics.Metrics) net.Listener {
+	if limit <= 0 {
 		return ln
 	}
 	body := responseBody(nullID, nil, transport.AppError(CodeOverloaded, "The server is at its HTTP connection limit.").
 		WithRetry(1000, 5))
 	reply := []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n" +
 		"Connection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
-	return &limitListener{Listener: ln, max: int64(max), reply: reply, metrics: m}
+	return &limitListener{Listener: ln, max: int64(limit), reply: reply, metrics: m}
 }
 
 type limitListener struct {
