@@ -136,6 +136,7 @@ func postAuth(t *testing.T, url, authorization, method, params string) (*http.Re
 	req, err := http.NewRequest(http.MethodPost, url+"/rpc",
 		bytes.NewBufferString(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
 	}

@@ -44,7 +44,9 @@ func FuzzHTTPBody(f *testing.F) {
 	h := d.HTTPHandler(HTTPOptions{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage})
 	f.Fuzz(func(t *testing.T, body string) {
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(body)))
+		req := httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(w, req)
 		switch w.Code {
 		case http.StatusOK:
 			require.True(t, transport.ValidJSON(w.Body.Bytes()), "%s", w.Body.Bytes())

@@ -1,11 +1,10 @@
 package dispatch
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,13 +12,8 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
-)
-
-// HTTP front door limits.
-const (
-	maxBatch      = 100 // members of one batch
-	batchParallel = 8   // members of one batch served at once
 )
 
 var nullID = []byte("null")
@@ -28,46 +22,90 @@ var nullID = []byte("null")
 type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body; larger ones get 413.
 	MaxBodyBytes int64
-	// MaxResponseBytes bounds each response object, like the framed
-	// transport's message size limit.
+	// MaxResponseBytes bounds each answer body, a whole batch included,
+	// like the framed transport's message size limit.
 	MaxResponseBytes int
+	// BodyTimeout bounds the arrival of the whole body, counted from the
+	// end of the headers, as --frame-timeout bounds a frame; 0: no bound.
+	BodyTimeout time.Duration
+	// Budget is the gateway-wide budget of answer bytes, shared with the
+	// framed transport; nil: no limit.
+	Budget *session.Budget
+	// WriteTimeout bounds the writing of an answer, so that a client that
+	// does not read cannot hold the answer's budget bytes; 0: no bound.
+	WriteTimeout time.Duration
+	// AllowedOrigins are the browser origins ("https://app.example.com")
+	// whose requests are served; a request carrying any other Origin
+	// header is refused. Empty: every request with an Origin is refused.
+	AllowedOrigins []string
+	// AllowedHosts are Host names accepted, besides loopback names and
+	// addresses, on a request that arrives at a loopback address (a
+	// reverse proxy on the same machine). Empty: loopback names only.
+	AllowedHosts []string
 }
 
-// HTTPHandler serves the stateless JSON-RPC 2.0 front door at POST /rpc:
+// HTTPFront serves the stateless JSON-RPC 2.0 front door at POST /rpc:
 // the same method table as the framed transport (except Initialize, which
 // HTTP does not need), any id type echoed, batches, and HTTP statuses per
 // the Skills Protocol: 200 for every processed call (errors included), 204
-// when nothing is to be returned, 400 for malformed JSON, 404 for other
-// paths, 405 for other HTTP methods, 413 for bodies over the limit.
-func (d *Dispatcher) HTTPHandler(opts HTTPOptions) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/rpc", &httpFront{d: d, opts: opts})
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+// when nothing is to be returned, 400 for malformed JSON, 403 for requests
+// a browser may have been tricked into sending, 404 for other paths, 405
+// for other HTTP methods, 408 for a body that does not arrive in time, 413
+// for bodies over the limit.
+type HTTPFront struct {
+	d        *Dispatcher
+	opts     HTTPOptions
+	mux      *http.ServeMux
+	guard    guard
+	fallback fallbacks
+	metrics  *metrics.Metrics
+	stop     chan struct{} // closed by Expire
+	once     sync.Once
+}
+
+// HTTPHandler returns the HTTP front door.
+func (d *Dispatcher) HTTPHandler(opts HTTPOptions) *HTTPFront {
+	h := &HTTPFront{d: d, opts: opts, metrics: d.opts.Metrics, stop: make(chan struct{})}
+	h.guard = newGuard(opts)
+	h.fallback = newFallbacks(opts.MaxResponseBytes)
+	h.mux = http.NewServeMux()
+	h.mux.HandleFunc("/rpc", h.serveRPC)
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, transport.AppError("NOT_FOUND", "Not found: the JSON-RPC endpoint is POST /rpc."))
 	})
-	return mux
+	return h
 }
 
-type httpFront struct {
-	d    *Dispatcher
-	opts HTTPOptions
+// ServeHTTP implements http.Handler.
+func (h *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Expire makes every request in flight answer SERVER_SHUTDOWN at once, for
+// its calls not yet finished, and every later request too. It is how the
+// drain deadline reaches HTTP clients (see ShutdownHTTP). Calls already
+// running are canceled but not waited for.
+func (h *HTTPFront) Expire() { h.once.Do(func() { close(h.stop) }) }
+
+func (h *HTTPFront) stopped() bool {
+	select {
+	case <-h.stop:
+		return true
+	default:
+		return false
+	}
 }
 
-func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPFront) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeHTTPError(w, http.StatusMethodNotAllowed, transport.AppError("METHOD_NOT_ALLOWED", "Use POST for JSON-RPC calls."))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeHTTPError(w, http.StatusRequestEntityTooLarge, transport.NewError(transport.CodeInvalidRequest, "Invalid request.").
-				WithDetails("the body exceeds the limit of "+strconv.FormatInt(mbe.Limit, 10)+" bytes"))
-			return
-		}
-		writeHTTPError(w, http.StatusBadRequest, transport.NewError(transport.CodeParseError, "Parse error.").WithDetails(err.Error()))
+	if ref := h.guard.check(r); ref != nil {
+		h.refuse(w, ref)
+		return
+	}
+	body, ok := h.readBody(w, r)
+	if !ok {
 		return
 	}
 	if !transport.ValidJSON(body) {
@@ -77,19 +115,77 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	who := h.authenticate(r, w)
 	who.remote = r.RemoteAddr
-	ctx := r.Context()
-	var out []byte
-	if first := firstByte(body); first == '[' {
-		out = h.batch(ctx, body, who)
-	} else {
-		out = h.serveMember(ctx, body, who)
+	out, held := h.answer(r.Context(), body, who)
+	defer h.opts.Budget.Release(held)
+	if h.stopped() {
+		w.Header().Set("Connection", "close")
 	}
 	if out == nil {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if h.opts.WriteTimeout > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout))
+	}
 	_, _ = w.Write(out)
+}
+
+// readBody reads the whole body within BodyTimeout and MaxBodyBytes. A
+// declared length over the limit is refused before reading anything, so a
+// client that sent "Expect: 100-continue" is never asked for the body.
+func (h *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength > h.opts.MaxBodyBytes {
+		h.refuse(w, tooLarge(h.opts.MaxBodyBytes))
+		return nil, false
+	}
+	rc := http.NewResponseController(w)
+	if h.opts.BodyTimeout > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if h.opts.BodyTimeout > 0 {
+		// A deadline left behind would cancel the request's context
+		// while its calls run: net/http reads ahead to notice a client
+		// that goes away.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil:
+		return body, true
+	case errors.As(err, &mbe):
+		h.refuse(w, tooLarge(mbe.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		h.refuse(w, &refusal{status: http.StatusRequestTimeout, reason: "body_timeout", close: true,
+			err: transport.NewError(transport.CodeParseError, "Parse error.").
+				WithDetails("the body did not arrive within " + strconv.FormatInt(h.opts.BodyTimeout.Milliseconds(), 10) + " ms")})
+	default:
+		writeHTTPError(w, http.StatusBadRequest, transport.NewError(transport.CodeParseError, "Parse error.").WithDetails(err.Error()))
+	}
+	return nil, false
+}
+
+func tooLarge(limit int64) *refusal {
+	return &refusal{status: http.StatusRequestEntityTooLarge, reason: "too_large", close: true,
+		err: transport.NewError(transport.CodeInvalidRequest, "Invalid request.").
+			WithDetails("the body exceeds the limit of " + strconv.FormatInt(limit, 10) + " bytes")}
+}
+
+// refusal is a request turned away before any call ran.
+type refusal struct {
+	status int
+	reason string // the metric label
+	close  bool   // the connection cannot serve another request
+	err    *transport.Error
+}
+
+func (h *HTTPFront) refuse(w http.ResponseWriter, ref *refusal) {
+	h.metrics.HTTPRefused.WithLabelValues(ref.reason).Inc()
+	if ref.close {
+		w.Header().Set("Connection", "close")
+	}
+	writeHTTPError(w, ref.status, ref.err)
 }
 
 func firstByte(b []byte) byte {
@@ -99,128 +195,6 @@ func firstByte(b []byte) byte {
 		}
 	}
 	return 0
-}
-
-// batch serves the members of a batch, a few at once, keeping their
-// order; notifications get no entry and an all-notification batch gets
-// nothing at all.
-func (h *httpFront) batch(ctx context.Context, body []byte, who credentials) []byte {
-	var members []json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || len(members) == 0 {
-		return responseBody(nullID, nil, transport.NewError(transport.CodeInvalidRequest, "Invalid request.").
-			WithDetails("an empty batch"))
-	}
-	if len(members) > maxBatch {
-		return responseBody(nullID, nil, transport.NewError(transport.CodeInvalidRequest, "Invalid request.").
-			WithDetails("a batch may hold at most "+strconv.Itoa(maxBatch)+" calls"))
-	}
-	outs := make([][]byte, len(members))
-	sem := make(chan struct{}, batchParallel)
-	var wg sync.WaitGroup
-	for i, m := range members {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			outs[i] = h.serveMember(ctx, m, who)
-		}()
-	}
-	wg.Wait()
-	out := []byte{'['}
-	for _, o := range outs {
-		if o == nil {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, o...)
-	}
-	if len(out) == 1 {
-		return nil
-	}
-	return append(out, ']')
-}
-
-// httpCall is one JSON-RPC 2.0 call as plain JSON-RPC allows it: any id
-// type, params optional. Members are matched by their exact names.
-type httpCall struct {
-	jsonrpc, method, params, id []byte
-}
-
-func parseHTTPCall(raw []byte) (httpCall, bool) {
-	var c httpCall
-	if firstByte(raw) != '{' {
-		return c, false
-	}
-	err := transport.EachMember(raw, func(key, val []byte) error {
-		switch string(key) {
-		case "jsonrpc":
-			c.jsonrpc = val
-		case "method":
-			c.method = val
-		case "params":
-			c.params = val
-		case "id":
-			c.id = val
-		}
-		return nil
-	})
-	return c, err == nil
-}
-
-// serveMember serves one call object and returns its response object, or
-// nil for a valid notification. An invalid call is answered with -32600
-// (id null when its id cannot be read), as JSON-RPC 2.0 requires.
-func (h *httpFront) serveMember(ctx context.Context, raw []byte, who credentials) []byte {
-	c, isObject := parseHTTPCall(raw)
-	if !isObject || !validID(c.id) {
-		return responseBody(nullID, nil, invalidHTTPRequest("a call must be an object with a string, number or null id"))
-	}
-	id := c.id
-	notification := id == nil
-	if id == nil {
-		id = nullID
-	}
-	method, ok := transport.Unquote(c.method)
-	if string(c.jsonrpc) != `"2.0"` || !ok {
-		return responseBody(id, nil, invalidHTTPRequest(`a call needs "jsonrpc":"2.0" and a string "method"`))
-	}
-	params := c.params
-	if params == nil || string(params) == "null" {
-		params = transport.EmptyObject
-	}
-	var res any
-	var err error
-	if firstByte(params) != '{' {
-		err = transport.NewError(transport.CodeInvalidParams, "Invalid params.").WithDetails("params must be an object (named parameters)")
-	} else {
-		res, err = h.d.invoke(ctx, &Call{Method: method, Params: params, Front: metrics.FrontHTTP,
-			Remote: who.remote, log: &h.d.opts.Logger, Identity: who.id, authErr: who.err})
-	}
-	if notification {
-		return nil
-	}
-	return h.encode(id, res, err)
-}
-
-func (h *httpFront) encode(id []byte, res any, err error) []byte {
-	if err != nil {
-		return responseBody(id, nil, ToWire(err))
-	}
-	obj, encErr := transport.MarshalObject(res)
-	if encErr != nil {
-		h.d.opts.Logger.Error().Err(encErr).Msg("cannot encode result")
-		return responseBody(id, nil, errInternal)
-	}
-	out := responseBody(id, obj, nil)
-	if h.opts.MaxResponseBytes > 0 && len(out) > h.opts.MaxResponseBytes {
-		return responseBody(id, nil, transport.AppError(CodeResponseTooLarge, "The response is larger than the message size limit.").
-			WithDetails("the result of "+strconv.Itoa(len(out))+" bytes exceeds the limit of "+
-				strconv.Itoa(h.opts.MaxResponseBytes)+" bytes; request less data (for example read_blob with mode sample_head and max_bytes)"))
-	}
-	return out
 }
 
 // credentials are what an HTTP request authenticated as (or why not).
@@ -233,40 +207,25 @@ type credentials struct {
 // authenticate reads "Authorization: Bearer <token>" (or the TLS client
 // certificate) once per HTTP request. Refused credentials are reported per
 // call, as AUTH_REQUIRED, with a WWW-Authenticate challenge.
-func (h *httpFront) authenticate(r *http.Request, w http.ResponseWriter) credentials {
+func (h *HTTPFront) authenticate(r *http.Request, w http.ResponseWriter) credentials {
 	token := ""
 	if v := r.Header.Get("Authorization"); v != "" {
 		scheme, rest, _ := strings.Cut(v, " ")
 		if !strings.EqualFold(scheme, "Bearer") {
-			return h.refuse(w, auth.ErrBadCredentials)
+			return challenge(w, auth.ErrBadCredentials)
 		}
 		token = strings.TrimSpace(rest)
 	}
 	id, err := h.d.authn.Authenticate(token, r.TLS)
 	if err != nil {
-		return h.refuse(w, err)
+		return challenge(w, err)
 	}
 	return credentials{id: id}
 }
 
-func (h *httpFront) refuse(w http.ResponseWriter, err error) credentials {
+func challenge(w http.ResponseWriter, err error) credentials {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
 	return credentials{err: err}
-}
-
-func validID(id json.RawMessage) bool {
-	if id == nil {
-		return true
-	}
-	switch firstByte(id) {
-	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return true
-	}
-	return false
-}
-
-func invalidHTTPRequest(details string) *transport.Error {
-	return transport.NewError(transport.CodeInvalidRequest, "Invalid request.").WithDetails(details)
 }
 
 func responseBody(id, result []byte, e *transport.Error) []byte {
@@ -302,3 +261,6 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection's deadlines.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -65,11 +65,21 @@ func (p *params) load(raw []byte, prefix string) {
 		if p.n == maxParams {
 			return errTooManyParams
 		}
+		// A member given twice is refused rather than read first- or
+		// last-wins, as the envelope's members are on every front door.
+		for i := range p.n {
+			if string(p.members[i].key) == string(key) {
+				return &ParamError{Param: prefix + string(key), Reason: "is given twice"}
+			}
+		}
 		p.members[p.n] = member{key: key, val: val}
 		p.n++
 		return nil
 	})
+	var pe *ParamError
 	switch {
+	case errors.As(err, &pe):
+		p.err = pe
 	case errors.Is(err, errTooManyParams):
 		p.err = &ParamError{Param: strings.TrimSuffix(prefix, "."), Reason: "has more than " + strconv.Itoa(maxParams) + " members"}
 	case err != nil:

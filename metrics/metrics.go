@@ -51,6 +51,7 @@ type Metrics struct {
 	AuthFailures    *prometheus.CounterVec // front, reason
 	RateLimited     *prometheus.CounterVec // front, class
 	SkillReloads    *prometheus.CounterVec // result
+	HTTPRefused     *prometheus.CounterVec // reason
 
 	methodsMu sync.Mutex
 	methods   map[methodKey]*MethodMetrics
@@ -110,6 +111,7 @@ func (m *Metrics) initOps() {
 	m.AuthFailures = m.counterVec("auth", "failures_total", "Failed authentications, by front door and reason.", "front", "reason")
 	m.RateLimited = m.counterVec("ratelimit", "limited_total", "Calls refused by rate limits, by front door and identity class.", "front", "class")
 	m.SkillReloads = m.counterVec("skills", "reloads_total", "Skill registry reloads, by result.", "result")
+	m.HTTPRefused = m.counterVec("http", "refused_total", "HTTP connections, requests and calls refused by the front door's limits and guards, by reason.", "reason")
 }
 
 // MethodMetrics are the per-method collectors of one front door, resolved

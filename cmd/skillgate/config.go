@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
@@ -48,6 +49,9 @@ type serveConfig struct {
 	MaxConnections    int
 	MaxInflight       int
 	MaxQueuedBytes    int
+	MaxHTTPConns      int
+	HTTPOrigins       []string
+	HTTPHosts         []string
 	AuthFile          string
 	AllowAnonymous    bool
 	LogLevel          string
@@ -91,6 +95,9 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.IntVar(&c.MaxConnections, "max-connections", 20000, "open framed connections; past it new ones get OVERLOADED (0: no limit)")
 	fs.IntVar(&c.MaxInflight, "max-inflight", d.MaxInflight, "concurrent requests per connection; past it OVERLOADED")
 	fs.IntVar(&c.MaxQueuedBytes, "max-queued-bytes", 0, "response bytes queued for one connection before it is cut off as a slow reader (0: 8 × max-message-size)")
+	fs.IntVar(&c.MaxHTTPConns, "max-http-connections", 1024, "open connections of --http-listen; past it new ones get 503 OVERLOADED (0: no limit)")
+	fs.StringSliceVar(&c.HTTPOrigins, "http-allowed-origins", nil, "browser origins (scheme://host[:port]) whose requests POST /rpc serves; any other Origin is refused")
+	fs.StringSliceVar(&c.HTTPHosts, "http-allowed-hosts", nil, "Host names accepted, besides localhost and loopback addresses, by an HTTP listener on loopback (e.g. behind a local proxy)")
 	fs.StringVar(&c.AuthFile, "auth-file", "", "YAML file of identities (hashed tokens, client certificates, policies); empty: no authentication")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "run without --auth-file even when listening beyond loopback")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -124,11 +131,26 @@ func loadConfig(cmd *cobra.Command) error {
 		if f.Changed || !v.IsSet(f.Name) {
 			return
 		}
-		if err := fs.Set(f.Name, v.GetString(f.Name)); err != nil {
+		if err := fs.Set(f.Name, configValue(v, f.Name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f.Name, err))
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// configValue is a flag's value from the file or the environment, as the
+// flag parses it: a list in the file (http-allowed-origins: [a, b]) becomes
+// the comma-separated form its flag takes.
+func configValue(v *viper.Viper, name string) string {
+	list, ok := v.Get(name).([]any)
+	if !ok {
+		return v.GetString(name)
+	}
+	items := make([]string, len(list))
+	for i, item := range list {
+		items[i] = fmt.Sprint(item)
+	}
+	return strings.Join(items, ",")
 }
 
 func checkKeys(v *viper.Viper, fs *pflag.FlagSet) error {
@@ -168,6 +190,9 @@ func (c *serveConfig) validate() error {
 	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, errors.New("--drain-timeout must not be negative"))
+	}
+	if err := (dispatch.HTTPOptions{AllowedOrigins: c.HTTPOrigins, AllowedHosts: c.HTTPHosts}).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--http-allowed-origins/--http-allowed-hosts: %w", err))
 	}
 	if !slices.Contains([]string{"json", "console"}, c.LogFormat) {
 		errs = append(errs, fmt.Errorf("--log-format must be json or console, not %q", c.LogFormat))

@@ -39,6 +39,16 @@ func TestConfigLayers(t *testing.T) {
 	assert.Equal(t, 20*time.Second, cfg.KeepaliveTimeout, "defaults stay")
 }
 
+// A list in the config file reaches a list flag whole.
+func TestConfigFileLists(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "skillgate.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("http-allowed-origins: [\"https://a.example\", \"https://b.example\"]\nhttp-allowed-hosts: []\n"), 0o600))
+	cfg, err := parseServe(t, "--config", file)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://a.example", "https://b.example"}, cfg.HTTPOrigins)
+	assert.Empty(t, cfg.HTTPHosts)
+}
+
 func TestConfigRejectsBadValues(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string]string{
@@ -69,6 +79,12 @@ func TestValidate(t *testing.T) {
 	assert.ErrorContains(t, cfg.validate(), "--tls-cert")
 	cfg.TLSListen, cfg.Listen, cfg.HTTPListen = "", "", ""
 	assert.ErrorContains(t, cfg.validate(), "nothing to serve")
+	cfg.Listen = "127.0.0.1:7400"
+	cfg.HTTPOrigins = []string{"evil.example"}
+	assert.ErrorContains(t, cfg.validate(), "--http-allowed-origins")
+	cfg.HTTPOrigins = []string{"https://app.example"}
+	cfg.HTTPHosts = []string{"gw.example:80"}
+	assert.ErrorContains(t, cfg.validate(), "--http-allowed-hosts")
 }
 
 // docs/operations.md documents every serve flag in its table, and no flag

@@ -183,6 +183,7 @@ func TestServeWithAuthFile(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, "http://"+g.addrs["http"]+"/rpc",
 		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"list_skills","params":{}}`))
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)

@@ -63,7 +63,9 @@ type gateway struct {
 	runner  *sandbox.Runner // nil when execution is off or unavailable
 	stop    context.CancelFunc
 	framed  *session.Server
+	budget  *session.Budget // answer bytes held across the gateway; nil: no limit
 	rpc     *http.Server
+	front   *dispatch.HTTPFront
 	ops     *http.Server
 	errc    chan error // fatal listener errors
 }
@@ -127,12 +129,17 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		return nil, err
 	}
 	g.framed = srv
-	rpc := d.HTTPHandler(dispatch.HTTPOptions{
+	g.front = d.HTTPHandler(dispatch.HTTPOptions{
 		MaxBodyBytes:     int64(sc.MaxMessageSize),
 		MaxResponseBytes: sc.MaxMessageSize,
+		BodyTimeout:      sc.FrameTimeout,
+		WriteTimeout:     sc.WriteTimeout,
+		Budget:           g.budget,
+		AllowedOrigins:   cfg.HTTPOrigins,
+		AllowedHosts:     cfg.HTTPHosts,
 	})
 	g.rpc = &http.Server{
-		Handler:           d.ServeHTTPWithLogging(rpc),
+		Handler:           d.ServeHTTPWithLogging(g.front),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          httpErrorLog(log),
@@ -165,7 +172,7 @@ func (g *gateway) listen() error {
 		if err != nil {
 			return fmt.Errorf("--http-listen: %w", err)
 		}
-		g.serveHTTP(g.rpc, ln, "http")
+		g.serveHTTP(g.rpc, dispatch.LimitHTTPListener(ln, g.cfg.MaxHTTPConns, g.metrics), "http")
 	}
 	if a := g.cfg.MetricsListen; a != "" {
 		ln, err := net.Listen("tcp", a)
@@ -243,6 +250,10 @@ func (g *gateway) close() {
 	}
 }
 
+// httpAnswerGrace is how long HTTP requests cut by the drain deadline get
+// to write their SERVER_SHUTDOWN answers before their connections close.
+const httpAnswerGrace = 5 * time.Second
+
 // waitAndShutdown runs until SIGTERM/SIGINT (or a listener failure), then
 // drains: readiness goes false, new connections are refused, in-flight
 // requests get --drain-timeout to finish, every connection is told
@@ -263,7 +274,7 @@ wait:
 			reloadSkills(g.skills, g.log, g.metrics)
 			if g.auth != nil {
 				if err := g.auth.Reload(); err != nil {
-					g.log.Error().Err(err).Msg("auth file reload failed; the previous version stays in force")
+					g.log.Error().Err(err).Msg("auth file reload failed; identities it changed or removed are disabled until a valid version loads")
 				}
 			}
 		case s := <-sigs:
@@ -290,8 +301,8 @@ wait:
 	httpDone := make(chan struct{})
 	go func() {
 		defer close(httpDone)
-		if err := g.rpc.Shutdown(drainCtx); err != nil {
-			_ = g.rpc.Close()
+		if !dispatch.ShutdownHTTP(drainCtx, g.rpc, g.front, httpAnswerGrace) {
+			g.log.Warn().Msg("drain timeout reached; HTTP requests in flight answered SERVER_SHUTDOWN")
 		}
 	}()
 	if err := g.framed.Shutdown(drainCtx); err != nil {

@@ -64,6 +64,7 @@ func (p *parser) build(specs []*identitySpec) *Policy {
 			name: s.name, class: s.class, limits: s.limits,
 			allMethods: s.methods.all, methods: s.methods.set,
 			allNamespaces: s.namespaces.all, namespaces: s.namespaces.set,
+			entry: entryDigest(s.node),
 		}
 		pol.byName[g.name] = &Identity{g: g, snap: pol}
 		pol.names = append(pol.names, g.name)

@@ -7,7 +7,9 @@
 // namespaces it may see, and its limits. Parse validates the whole file and
 // reports every problem with its line and column. The Store serves lookups
 // from an immutable snapshot behind an atomic pointer; Reload and Watch
-// replace the snapshot, and a broken file keeps the previous one in force.
+// replace the snapshot. A rejected file fails closed: identities whose
+// entries it changed or removed are disabled until a valid version loads,
+// the others keep their previous version.
 // Store.Revalidate carries an Identity obtained earlier (on a long-lived
 // connection) to the current snapshot, so reloads and revocations reach
 // connections that are already open.

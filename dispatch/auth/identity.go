@@ -69,6 +69,7 @@ type grant struct {
 	allNamespaces bool
 	namespaces    map[string]struct{}
 	limits        Limits
+	entry         digest // the fingerprint of the identity's entry in the file
 
 	lim atomic.Pointer[limiterCache] // the Limiter entry last used for this grant
 }

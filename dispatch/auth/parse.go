@@ -277,8 +277,14 @@ func (p *parser) str(n *yaml.Node, path string) (string, bool) {
 	return n.Value, true
 }
 
-// list returns a sequence's items.
+// list returns a sequence's items. A key written with no value (YAML
+// null) is an empty list: deleting the last item of a block list leaves
+// exactly that, and it must mean "none", never an error that keeps the
+// deleted items alive.
 func (p *parser) list(n *yaml.Node, path, example string) ([]*yaml.Node, bool) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, true
+	}
 	if n.Kind != yaml.SequenceNode {
 		p.fail(n, path, "must be a list (for example %s), not %s", example, kindName(n))
 		return nil, false

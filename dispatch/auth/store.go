@@ -77,23 +77,28 @@ func (s *Store) Path() string { return s.path }
 // Policy returns the current version of the file.
 func (s *Store) Policy() *Policy { return s.cur.Load() }
 
-// Reload re-reads the file. If it cannot be read or is invalid, the
-// current version stays in force, the error is logged and returned. An
-// unchanged file is not parsed again.
+// Reload re-reads the file. If it is invalid (or gone), the reload fails
+// closed: identities whose entries the new file changed or removed are
+// disabled until a valid version loads, the others keep their current
+// version (see failClosed); the error is logged and returned. A file that
+// cannot be read for another reason changes nothing. An unchanged file is
+// not parsed again.
 func (s *Store) Reload() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, err := readLimited(s.path)
-	if err == nil && hashBytes(data) == s.cur.Load().sum {
+	data, readErr := readLimited(s.path)
+	if readErr == nil && hashBytes(data) == s.cur.Load().sum {
 		s.opts.Logger.Debug().Str("file", s.path).Msg("auth file unchanged")
 		return nil
 	}
 	var pol *Policy
+	err := readErr
 	if err == nil {
 		pol, err = s.parse(data)
 	}
 	if err != nil {
-		s.opts.Logger.Error().Err(err).Str("file", s.path).Msg("auth file not reloaded; the previous version stays in force")
+		s.opts.Logger.Error().Err(err).Str("file", s.path).Msg("auth file not reloaded")
+		s.failClosed(data, readErr)
 		s.notify(nil, err)
 		return fmt.Errorf("reload auth file: %w", err)
 	}
@@ -142,6 +147,17 @@ func readLimited(path string) ([]byte, error) {
 // so that their use is reported as "revoked" rather than "invalid"; the
 // set only grows with tokens that were once configured.
 func (s *Store) publish(pol, prev *Policy) {
+	carryRevoked(pol, prev)
+	s.cur.Store(pol)
+	log := s.opts.Logger
+	for _, w := range pol.warnings {
+		log.Warn().Str("file", s.path).Str("problem", w.String()).Msg("auth file warning")
+	}
+	log.Info().Str("file", s.path).Int("identities", len(pol.names)).Int("tokens", pol.nTokens).
+		Int("certificates", len(pol.certs)).Int("revoked_tokens", len(pol.revoked)).Msg("auth file loaded")
+}
+
+func carryRevoked(pol, prev *Policy) {
 	pol.revoked = map[digest]struct{}{}
 	if prev != nil {
 		for d := range prev.revoked {
@@ -154,13 +170,6 @@ func (s *Store) publish(pol, prev *Policy) {
 			delete(pol.revoked, d)
 		}
 	}
-	s.cur.Store(pol)
-	log := s.opts.Logger
-	for _, w := range pol.warnings {
-		log.Warn().Str("file", s.path).Str("problem", w.String()).Msg("auth file warning")
-	}
-	log.Info().Str("file", s.path).Int("identities", len(pol.names)).Int("tokens", pol.nTokens).
-		Int("certificates", len(pol.certs)).Int("revoked_tokens", len(pol.revoked)).Msg("auth file loaded")
 }
 
 // AuthenticateToken returns the identity owning the bearer token. See

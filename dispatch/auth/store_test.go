@@ -139,31 +139,121 @@ func TestRevalidateRejectsForeignIdentities(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoCredentials)
 }
 
-func TestReloadBrokenFileKeepsPrevious(t *testing.T) {
+// Deleting the last token of a block list leaves "tokens:" empty (YAML
+// null): that means no tokens, and the reload that revokes them succeeds.
+func TestEmptyTokensMeansNone(t *testing.T) {
+	path := tempFile(t, expand(goodFile))
+	s, err := Load(path, Options{Logger: testLogger(t)})
+	require.NoError(t, err)
+	without := strings.Replace(expand(goodFile), "      - "+HashToken(tokPOS)+"\n", "", 1)
+	without = strings.Replace(without, "      - "+expand("{{pos2}}")+"\n", "", 1)
+	require.Contains(t, without, "    tokens:\n    certificates:")
+	writeAtomic(t, path, without)
+	require.NoError(t, s.Reload())
+	for _, tok := range []string{tokPOS, tokPOS2} {
+		_, err := s.AuthenticateToken(tok)
+		assert.Equal(t, ReasonRevoked, Reason(err))
+	}
+	_, err = s.AuthenticateToken(tokAgent)
+	assert.NoError(t, err)
+
+	// Every list key reads an empty value so, and an empty list of
+	// methods or namespaces allows nothing.
+	pol, err := Parse([]byte("identities:\n  - name: x\n    class: agent\n    tokens:\n    certificates:\n    methods:\n    namespaces:\n"), ParseOptions{})
+	require.NoError(t, err)
+	assert.Zero(t, pol.Tokens()+pol.Certificates())
+	assert.False(t, pol.Identity("x").AllowsMethod("list_skills"), "an empty methods key allows nothing")
+	assert.False(t, pol.Identity("x").SeesNamespace("acme"))
+	pol, err = Parse([]byte("identities:\n"), ParseOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, pol.Names())
+}
+
+// A rejected reload never keeps alive what the new file removed: an
+// identity whose entry the file changed or dropped is disabled until a
+// valid version loads; one whose entry reads the same (comments and
+// quoting aside) keeps working.
+func TestRejectedReloadFailsClosed(t *testing.T) {
 	path := tempFile(t, expand(goodFile))
 	var reloads []error
 	s, err := Load(path, Options{Logger: testLogger(t), OnReload: func(_ *Policy, err error) { reloads = append(reloads, err) }})
 	require.NoError(t, err)
-	before := s.Policy()
+	viaPOS2, err := s.AuthenticateToken(tokPOS2)
+	require.NoError(t, err)
 
-	for _, broken := range []string{"identities: [", "", "identities:\n  - name: BAD\n"} {
-		writeAtomic(t, path, broken)
-		err = s.Reload()
-		require.ErrorIs(t, err, ErrInvalidFile)
-		assert.Contains(t, err.Error(), path)
-		assert.Same(t, before, s.Policy())
-		id, err := s.AuthenticateToken(tokPOS)
-		require.NoError(t, err)
-		assert.Equal(t, "pos-fleet", id.Name())
+	// tokPOS removed from pos-fleet, the agent's entry restyled, and a
+	// mistake in dash's entry that makes the whole file invalid.
+	broken := strings.Replace(expand(goodFile), "      - "+HashToken(tokPOS)+"\n", "", 1)
+	broken = strings.Replace(broken, "    tokens: ["+HashToken(tokAgent)+"]\n",
+		"    tokens:   # restyled\n      - \""+HashToken(tokAgent)+"\"\n", 1)
+	broken = strings.Replace(broken, "    methods: [list_skills]\n", "    methods: [list_skills]\n    colour: blue\n", 1)
+	writeAtomic(t, path, broken)
+	require.ErrorIs(t, s.Reload(), ErrInvalidFile)
+
+	for _, tok := range []string{tokPOS, tokPOS2, tokDash} {
+		_, err := s.AuthenticateToken(tok)
+		assert.ErrorIs(t, err, ErrBadCredentials, "an identity the rejected file changed is disabled")
+		assert.Equal(t, ReasonRevoked, Reason(err))
 	}
+	_, err = s.Revalidate(viaPOS2)
+	assert.ErrorIs(t, err, ErrBadCredentials, "open connections lose it too")
+	id, err := s.AuthenticateToken(tokAgent)
+	require.NoError(t, err, "an identity the file left as it was keeps working")
+	assert.Equal(t, "agent.main_1", id.Name())
+	assert.Equal(t, []string{"agent.main_1"}, s.Policy().Names())
+
+	// Reloading the same broken file reports it again and changes nothing.
+	require.ErrorIs(t, s.Reload(), ErrInvalidFile)
+	_, err = s.AuthenticateToken(tokAgent)
+	require.NoError(t, err)
+
+	// A valid file brings everything back, without the deleted token.
+	writeAtomic(t, path, strings.Replace(expand(goodFile), "      - "+HashToken(tokPOS)+"\n", "", 1))
+	require.NoError(t, s.Reload())
+	_, err = s.AuthenticateToken(tokPOS2)
+	require.NoError(t, err)
+	_, err = s.AuthenticateToken(tokPOS)
+	assert.Equal(t, ReasonRevoked, Reason(err))
+	assert.Len(t, reloads, 3)
+}
+
+// Files that cannot be read as an identities list keep no identity; a
+// file that cannot be read for another reason changes nothing.
+func TestRejectedReloadWithoutEntries(t *testing.T) {
+	for name, content := range map[string]string{
+		"syntax error":   "identities: [",
+		"empty file":     "",
+		"not a list":     "identities: {}\n",
+		"duplicate name": expand(goodFile) + "  - name: agent.main_1\n    class: agent\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := tempFile(t, expand(goodFile))
+			s, err := Load(path, Options{Logger: testLogger(t)})
+			require.NoError(t, err)
+			writeAtomic(t, path, content)
+			require.ErrorIs(t, s.Reload(), ErrInvalidFile)
+			_, err = s.AuthenticateToken(tokAgent)
+			assert.ErrorIs(t, err, ErrBadCredentials)
+			// Saving the old valid version again restores it.
+			writeAtomic(t, path, expand(goodFile))
+			require.NoError(t, s.Reload())
+			_, err = s.AuthenticateToken(tokAgent)
+			assert.NoError(t, err)
+		})
+	}
+
+	path := tempFile(t, expand(goodFile))
+	s, err := Load(path, Options{Logger: testLogger(t)})
+	require.NoError(t, err)
+	before := s.Policy()
 	require.NoError(t, os.Remove(path))
-	err = s.Reload()
-	require.ErrorIs(t, err, os.ErrNotExist)
-	assert.Same(t, before, s.Policy())
-	assert.Len(t, reloads, 4)
-	for _, e := range reloads {
-		assert.Error(t, e)
-	}
+	require.NoError(t, os.Mkdir(path, 0o700))
+	require.Error(t, s.Reload())
+	assert.Same(t, before, s.Policy(), "an unreadable file says nothing about its content")
+	require.NoError(t, os.Remove(path))
+	require.ErrorIs(t, s.Reload(), os.ErrNotExist)
+	_, err = s.AuthenticateToken(tokAgent)
+	assert.ErrorIs(t, err, ErrBadCredentials, "a deleted file removed every token")
 }
 
 func TestReloadUnchangedFileIsNoop(t *testing.T) {

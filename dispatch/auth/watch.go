@@ -16,8 +16,7 @@ import (
 // volumes that swap a symlink, replace the inode a file watch would follow.
 // Any event in the directory starts (or restarts) a debounce timer of
 // Options.Debounce; when it fires the file is reloaded, which does nothing
-// if the content is unchanged. A bad file keeps the previous version, as
-// with Reload.
+// if the content is unchanged. A bad file fails closed, as with Reload.
 //
 // Watch returns once watching has begun; wait blocks until the watcher has
 // stopped, which happens after ctx is done.

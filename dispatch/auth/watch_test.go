@@ -67,10 +67,10 @@ func TestWatchReloads(t *testing.T) {
 	writeAtomic(t, path, without)
 	require.Eventually(t, func() bool { return !authenticates(s, tokPOS)() }, 10*time.Second, 10*time.Millisecond)
 
-	// A broken file keeps the last good version.
+	// A file that is no YAML fails closed: no identity can be vouched for.
 	writeAtomic(t, path, "identities: [")
 	require.Eventually(t, func() bool { return log.failures() == 1 }, 10*time.Second, 10*time.Millisecond)
-	assert.True(t, authenticates(s, tokPOS2)())
+	assert.False(t, authenticates(s, tokPOS2)())
 	assert.False(t, authenticates(s, tokPOS)())
 
 	// Written in place (truncate and write).

@@ -1,0 +1,123 @@
+package dispatch
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/skillgate/skillgate/transport"
+)
+
+// guard turns away, before reading the body, the requests a browser can be
+// made to send on behalf of a hostile page: an HTML form posts text/plain
+// (cross-site request forgery), another origin's script sends an Origin
+// header, and a DNS-rebinding page reaches a loopback listener under its
+// own host name. Requests that are ambiguous about who they come from (two
+// Authorization headers) are refused too.
+type guard struct {
+	origins map[string]bool // normalized allowed origins
+	hosts   map[string]bool // extra host names accepted on loopback
+}
+
+func newGuard(opts HTTPOptions) guard {
+	g := guard{origins: map[string]bool{}, hosts: map[string]bool{}}
+	for _, o := range opts.AllowedOrigins {
+		g.origins[normalizeOrigin(o)] = true
+	}
+	for _, h := range opts.AllowedHosts {
+		g.hosts[normalizeHost(h)] = true
+	}
+	return g
+}
+
+// Validate checks the options an operator gives: allowed origins must be
+// scheme://host[:port] and allowed hosts bare names.
+func (o HTTPOptions) Validate() error {
+	var errs []error
+	for _, s := range o.AllowedOrigins {
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			strings.TrimSuffix(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
+			errs = append(errs, fmt.Errorf("allowed origin %q: want scheme://host[:port], such as https://app.example.com", s))
+		}
+	}
+	for _, h := range o.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/:@ ") {
+			errs = append(errs, fmt.Errorf("allowed host %q: want a host name without port, such as gateway.example.com", h))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (g guard) check(r *http.Request) *refusal {
+	if len(r.Header.Values("Authorization")) > 1 {
+		return &refusal{status: http.StatusBadRequest, reason: "duplicate_authorization",
+			err: invalidHTTPRequest("send at most one Authorization header")}
+	}
+	if !jsonContentType(r.Header.Values("Content-Type")) {
+		return forbidden("content_type", "POST /rpc accepts only Content-Type: application/json")
+	}
+	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) > 1 || !g.origins[normalizeOrigin(origins[0])]) {
+		return forbidden("origin", "requests from origin "+quoteName(strings.Join(origins, ", "))+
+			" are not allowed; the operator lists allowed origins with --http-allowed-origins")
+	}
+	if arrivedOnLoopback(r) && !g.loopbackHost(r.Host) {
+		return forbidden("host", "host "+quoteName(r.Host)+" is not a loopback name; a loopback listener answers only "+
+			"localhost, loopback addresses and the names of --http-allowed-hosts")
+	}
+	return nil
+}
+
+func forbidden(reason, details string) *refusal {
+	return &refusal{status: http.StatusForbidden, reason: reason,
+		err: transport.AppError(CodePermissionDenied, "Request refused.").WithDetails(details)}
+}
+
+func jsonContentType(values []string) bool {
+	if len(values) != 1 {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(values[0])
+	return err == nil && mt == "application/json"
+}
+
+func normalizeOrigin(o string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(o), "/"))
+}
+
+func normalizeHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+// arrivedOnLoopback reports whether the request reached a loopback address
+// of this machine, which only a local client (or a browser tricked by DNS
+// rebinding) can do.
+func arrivedOnLoopback(r *http.Request) bool {
+	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	ta, ok := la.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// loopbackHost reports whether a Host header names this machine's
+// loopback: localhost (and its subdomains, which resolvers must keep on
+// loopback), a loopback address, or an operator-allowed name. A request
+// without Host (HTTP/1.0) cannot come from a browser and passes.
+func (g guard) loopbackHost(hostport string) bool {
+	if hostport == "" {
+		return true
+	}
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = normalizeHost(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || g.hosts[host] {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
