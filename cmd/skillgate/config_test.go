@@ -69,6 +69,16 @@ func TestValidate(t *testing.T) {
 	assert.ErrorContains(t, cfg.validate(), "nothing to serve")
 }
 
+func TestMaxBlobStoreBytes(t *testing.T) {
+	cfg, err := parseServe(t, "--max-blob-store-bytes", "1048576")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1<<20), cfg.MaxBlobStoreBytes)
+	require.NoError(t, cfg.validate())
+	cfg, err = parseServe(t, "--max-blob-store-bytes", "-1")
+	require.NoError(t, err)
+	assert.ErrorContains(t, cfg.validate(), "--max-blob-store-bytes must not be negative")
+}
+
 // The README documents every serve flag in its table.
 func TestReadmeDocumentsEveryFlag(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")

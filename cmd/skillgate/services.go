@@ -46,10 +46,10 @@ func openBlobs(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (skills
 	var store skills.BlobStore
 	if cfg.DataDir == "" {
 		log.Warn().Msg("blobs are kept in memory and lost on restart; set --data-dir to keep them")
-		store = skills.NewMemStore(skills.MemOptions{MaxBlobSize: cfg.MaxBlobSize, TTL: cfg.BlobTTL})
+		store = skills.NewMemStore(skills.MemOptions{MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL})
 	} else {
 		fs, err := skills.OpenFSStore(skills.FSOptions{
-			Dir: cfg.DataDir, MaxBlobSize: cfg.MaxBlobSize, TTL: cfg.BlobTTL,
+			Dir: cfg.DataDir, MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL,
 			Logger: log.With().Str("component", "blobs").Logger(),
 		})
 		if err != nil {
