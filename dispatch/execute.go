@@ -374,7 +374,9 @@ func failureSummary(label string, e *sandbox.RunError, ms int64) (string, *trans
 	case sandbox.ErrTypeMemory:
 		return label + " exceeded its memory limit; process the data in smaller pieces.", nil
 	case sandbox.ErrTypeOutputTooLarge:
-		return label + " returned more than 4 KB; write large results with runtime.blobs and return their ids.", nil
+		// Two limits share this type (the 4 KB output and the logs' hard
+		// cap); the sandbox's message says which one and by how much.
+		return label + " went over a size limit: " + shortMessage(e.Message), nil
 	case sandbox.ErrTypeSandbox:
 		return label + " could not run: " + shortMessage(e.Message), &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
 	}
