@@ -91,6 +91,11 @@ func (d *Dispatcher) createBlob(ctx context.Context, call *Call) (any, error) {
 		}
 	}
 	info, err := d.opts.Blobs.Put(ctx, d.opts.Blobs.NewID(), blobPut(call, kind), bytes.NewReader(data))
+	if errors.Is(err, skills.ErrInvalidKind) {
+		// A kind that passed NormalizeKind can still overflow the blob's
+		// fixed-size header once JSON-escaped next to a long owner name.
+		return nil, paramErr("kind", "is too long to store with the blob; use a shorter MIME type with fewer parameters")
+	}
 	if errors.Is(err, skills.ErrBlobTooLarge) {
 		return nil, transport.AppError(CodeBlobTooLarge, "The blob is larger than the gateway accepts.").
 			WithDetails(err.Error())

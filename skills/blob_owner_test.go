@@ -269,3 +269,21 @@ func TestFSStoreOutOfDescriptors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, m)
 }
+
+// The header holds the owner next to the kind; a kind whose escaped form
+// no longer fits is refused as a kind, and nothing remains.
+func TestFSStoreHeaderOverflow(t *testing.T) {
+	s := openFS(t, t.TempDir(), FSOptions{})
+	defer s.Close()
+	kind := `text/plain; a="` + strings.Repeat(`\"`, 55) + `"`
+	norm, err := NormalizeKind(kind)
+	require.NoError(t, err, "a valid kind")
+	_, err = s.Put(context.Background(), s.NewID(), PutOptions{Kind: norm, Owner: strings.Repeat("o", 64)}, strings.NewReader("x"))
+	require.ErrorIs(t, err, ErrInvalidKind)
+	assert.Empty(t, tempFiles(t, s))
+	count, used := s.Usage()
+	assert.Zero(t, count)
+	assert.Zero(t, used, "the admitted bytes are given back")
+	_, err = s.Put(context.Background(), s.NewID(), PutOptions{Kind: norm, Owner: "anonymous"}, strings.NewReader("x"))
+	assert.NoError(t, err, "with a short owner it fits")
+}
