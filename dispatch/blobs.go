@@ -30,7 +30,7 @@ func storageFull(err error) *transport.Error {
 		details = se.Error()
 	}
 	return transport.AppError(CodeStorageFull, "Blob storage is full; nothing was stored.").
-		WithDetails(details + "; blobs free space as they expire").WithRetry(5000, 3)
+		WithDetails(details+"; blobs free space as they expire").WithRetry(5000, 3)
 }
 
 // blobOwner is the owner of the blobs a call creates and the only one
