@@ -65,6 +65,9 @@ func openBlobs(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (skills
 		_, b := store.Usage()
 		return float64(b)
 	})
+	m.GaugeFunc("blobstore", "quota_bytes", "The blob store's byte quota (--max-blob-store-bytes); 0 means none.", func() float64 {
+		return float64(cfg.MaxBlobStoreBytes)
+	})
 	return store, nil
 }
 
