@@ -234,6 +234,7 @@ func TestRunOutputMustBeAnObject(t *testing.T) {
 		assert.Empty(t, run.OutputBlobs)
 		count, _ := e.blobs.Usage()
 		assert.Zero(t, count, "a failed run keeps no blobs")
+		assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.SandboxRuns.WithLabelValues("run_code", "failed", "invalid_output")))
 	}
 }
 

@@ -401,6 +401,8 @@ func (d *Dispatcher) recordRun(kind string, out *RunResult, took time.Duration) 
 			reason = "memory"
 		case sandbox.ErrTypeOutputTooLarge:
 			reason = "output_too_large"
+		case sandbox.ErrTypeInvalidOutput:
+			reason = "invalid_output"
 		case sandbox.ErrTypeSandbox:
 			reason = "sandbox_error"
 		default:
