@@ -225,6 +225,8 @@ func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (
 	}
 	out, err := d.runResult(ctx, call, job.RunID, req, res)
 	if err != nil {
+		call.Log(zerolog.WarnLevel).Str("run_id", job.RunID).Str("what", req.label).AnErr("cause", err).
+			Msg("run completed but its output blobs could not be stored; nothing of it was kept")
 		return nil, err
 	}
 	d.recordRun(req.kind, out, res.Duration)
