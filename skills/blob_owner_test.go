@@ -287,3 +287,29 @@ func TestFSStoreHeaderOverflow(t *testing.T) {
 	_, err = s.Put(context.Background(), s.NewID(), PutOptions{Kind: norm, Owner: "anonymous"}, strings.NewReader("x"))
 	assert.NoError(t, err, "with a short owner it fits")
 }
+
+// Concurrent Puts cannot together overshoot a quota: each admits its
+// bytes under the index's lock before it becomes visible.
+func TestBlobQuotaUnderConcurrency(t *testing.T) {
+	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
+		const puts = 20
+		errs := make(chan error, puts)
+		for range puts {
+			go func() {
+				_, err := s.Put(context.Background(), s.NewID(), PutOptions{Kind: "text/plain", Owner: "a", OwnerQuota: 100},
+					bytes.NewReader(make([]byte, 10)))
+				errs <- err
+			}()
+		}
+		ok := 0
+		for range puts {
+			if err := <-errs; err == nil {
+				ok++
+			} else {
+				require.ErrorIs(t, err, ErrStorageFull)
+			}
+		}
+		assert.Equal(t, 10, ok)
+		assert.Equal(t, int64(100), s.OwnerUsage("a"))
+	})
+}
