@@ -7,12 +7,47 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
 )
 
 // DefaultSampleBytes is read_blob's max_bytes when the client gives none.
 const DefaultSampleBytes = 4096
+
+func init() {
+	domainErrors = append(domainErrors, domainError{skills.ErrStorageFull, storageFull})
+}
+
+// storageFull answers a full disk, descriptor table or quota. Only the
+// StorageFullError's own text reaches the client: the system error behind
+// it names files of the data folder. Space comes back as blobs expire,
+// hence a retry hint of seconds rather than milliseconds.
+func storageFull(err error) *transport.Error {
+	details := "the gateway's blob storage is full"
+	var se *skills.StorageFullError
+	if errors.As(err, &se) {
+		details = se.Error()
+	}
+	return transport.AppError(CodeStorageFull, "Blob storage is full; nothing was stored.").
+		WithDetails(details+"; blobs free space as they expire").WithRetry(5000, 3)
+}
+
+// blobOwner is the owner of the blobs a call creates and the only one
+// whose blobs it may read: the caller's identity name. Every anonymous
+// caller of an open gateway is the one identity "anonymous" and shares
+// its blobs.
+func blobOwner(call *Call) string {
+	if call.Identity == nil {
+		return auth.AnonymousName
+	}
+	return call.Identity.Name()
+}
+
+// blobPut describes a blob the caller stores: its owner and quota.
+func blobPut(call *Call, kind string) skills.PutOptions {
+	return skills.PutOptions{Kind: kind, Owner: blobOwner(call), OwnerQuota: call.Identity.Limits().BlobStoreBytes}
+}
 
 func (d *Dispatcher) registerBlobs() {
 	d.Register(MethodCreateBlob, []string{"CreateBlob"}, d.createBlob)
@@ -55,7 +90,12 @@ func (d *Dispatcher) createBlob(ctx context.Context, call *Call) (any, error) {
 				`; send text kinds as plain strings or set "encoding":"utf-8"`)
 		}
 	}
-	info, err := d.opts.Blobs.Put(ctx, d.opts.Blobs.NewID(), kind, bytes.NewReader(data))
+	info, err := d.opts.Blobs.Put(ctx, d.opts.Blobs.NewID(), blobPut(call, kind), bytes.NewReader(data))
+	if errors.Is(err, skills.ErrInvalidKind) {
+		// A kind that passed NormalizeKind can still overflow the blob's
+		// fixed-size header once JSON-escaped next to a long owner name.
+		return nil, paramErr("kind", "is too long to store with the blob; use a shorter MIME type with fewer parameters")
+	}
 	if errors.Is(err, skills.ErrBlobTooLarge) {
 		return nil, transport.AppError(CodeBlobTooLarge, "The blob is larger than the gateway accepts.").
 			WithDetails(err.Error())
@@ -87,7 +127,7 @@ func (d *Dispatcher) readBlob(ctx context.Context, call *Call) (any, error) {
 	if skills.ValidateBlobID(id) != nil {
 		return nil, paramErr("blob_id", `must be a blob id such as "blob:3f2a…" as returned by create_blob`)
 	}
-	b, err := d.opts.Blobs.Open(ctx, id)
+	b, err := skills.OpenOwned(ctx, d.opts.Blobs, id, blobOwner(call))
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ const (
 	CodeResponseTooLarge    = session.StringResponseTooLarge
 	CodeSandboxUnavailable  = "SANDBOX_UNAVAILABLE"
 	CodeBlobTooLarge        = "BLOB_TOO_LARGE"
+	CodeStorageFull         = "STORAGE_FULL"
 	CodeAlreadyInitialized  = session.StringAlreadyInitialized
 	CodeValidationError     = "VALIDATION_ERROR"
 	CodeExecutionTimeout    = "EXECUTION_TIMEOUT"

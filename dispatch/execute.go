@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/internal/pyname"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
@@ -122,6 +124,10 @@ func (d *Dispatcher) runCode(ctx context.Context, call *Call) (any, error) {
 	if entrypoint == "" {
 		entrypoint = "main"
 	}
+	if !pyname.IsIdentifier(entrypoint) {
+		return nil, paramErr("entrypoint", "must be the name of a function defined in code: a Python identifier "+
+			"(letters, digits and _, not starting with a digit, not a keyword) such as \"main\", not "+quoteName(entrypoint))
+	}
 	if timeout == 0 {
 		timeout = limitTimeout
 	}
@@ -129,15 +135,34 @@ func (d *Dispatcher) runCode(ctx context.Context, call *Call) (any, error) {
 		kind: MethodRunCode, label: "run_code", blobs: blobs,
 		job: sandbox.Job{Code: code, Entrypoint: entrypoint, Args: args, Timeout: time.Duration(timeout) * time.Millisecond},
 	}
+	var err error
+	if req.mounts, err = d.resolveMounts(call, mounts); err != nil {
+		return nil, err
+	}
+	return d.execute(ctx, call, req)
+}
+
+// resolveMounts resolves mount_skills ("name" or "name@version"). A name
+// may appear once: a run imports skills.<name> as one module, so two
+// versions of it cannot both be mounted.
+func (d *Dispatcher) resolveMounts(call *Call, mounts []string) ([]*skills.Skill, error) {
+	out := make([]*skills.Skill, 0, len(mounts))
+	seen := make(map[string]int, len(mounts))
 	for i, m := range mounts {
+		param := fmt.Sprintf("mount_skills[%d]", i)
 		name, version, _ := strings.Cut(m, "@")
-		s, err := d.resolveRunnable(call, fmt.Sprintf("mount_skills[%d]", i), name, version)
+		if j, dup := seen[name]; dup {
+			return nil, paramErr(param, fmt.Sprintf("mounts %s again (mount_skills[%d] already does): "+
+				"a run imports one version of a skill; list each skill once", quoteName(name), j))
+		}
+		seen[name] = i
+		s, err := d.resolveRunnable(call, param, name, version)
 		if err != nil {
 			return nil, err
 		}
-		req.mounts = append(req.mounts, s)
+		out = append(out, s)
 	}
-	return d.execute(ctx, call, req)
+	return out, nil
 }
 
 // resolveRunnable finds an action skill the caller may see.
@@ -181,7 +206,7 @@ func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (
 		}
 		defer release()
 	}
-	inputs, err := d.loadInputs(ctx, req.blobs)
+	inputs, err := d.loadInputs(ctx, call, req.blobs)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +223,12 @@ func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (
 	if err != nil {
 		return nil, err
 	}
-	out := d.runResult(ctx, job.RunID, req, res)
+	out, err := d.runResult(ctx, call, job.RunID, req, res)
+	if err != nil {
+		call.Log(zerolog.WarnLevel).Str("run_id", job.RunID).Str("what", req.label).AnErr("cause", err).
+			Msg("run completed but its output blobs could not be stored; nothing of it was kept")
+		return nil, err
+	}
 	d.recordRun(req.kind, out, res.Duration)
 	call.Log(zerolog.InfoLevel).Str("run_id", out.RunID).Str("what", req.label).Str("status", out.Status).
 		Dur("took", res.Duration).Msg("run finished")
@@ -217,14 +247,20 @@ func sandboxSkill(s *skills.Skill) sandbox.Skill {
 	return out
 }
 
-// loadInputs reads the input blobs; an unknown id is BLOB_NOT_FOUND.
-func (d *Dispatcher) loadInputs(ctx context.Context, ids []string) ([]sandbox.InputBlob, error) {
+// loadInputs reads the input blobs, each once however often it is
+// listed; an unknown id, or another identity's blob, is BLOB_NOT_FOUND.
+func (d *Dispatcher) loadInputs(ctx context.Context, call *Call, ids []string) ([]sandbox.InputBlob, error) {
 	var out []sandbox.InputBlob
+	seen := make(map[string]bool, len(ids))
 	for i, id := range ids {
 		if skills.ValidateBlobID(id) != nil {
 			return nil, paramErr(fmt.Sprintf("input_blobs[%d]", i), "is not a blob id (blob:<32 hex digits>)")
 		}
-		b, err := d.opts.Blobs.Open(ctx, id)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		b, err := skills.OpenOwned(ctx, d.opts.Blobs, id, blobOwner(call))
 		if err != nil {
 			return nil, err
 		}
@@ -240,38 +276,80 @@ func (d *Dispatcher) loadInputs(ctx context.Context, ids []string) ([]sandbox.In
 }
 
 // runResult turns a sandbox result into the run object, storing the blobs
-// the run wrote. A blob that cannot be stored fails the run.
-func (d *Dispatcher) runResult(ctx context.Context, runID string, req *runRequest, res *sandbox.Result) *RunResult {
+// the run wrote under the caller's identity. Output that is not a JSON
+// object fails the run (INVALID_OUTPUT); a blob the store refuses fails it
+// too, except for a full store, which is the STORAGE_FULL error of the
+// call: the run's work is lost and a retry can succeed.
+func (d *Dispatcher) runResult(ctx context.Context, call *Call, runID string, req *runRequest, res *sandbox.Result) (*RunResult, error) {
 	out := &RunResult{
 		Status: res.Status, RunID: runID, LogsPreview: res.Logs, OutputBlobs: []string{},
 		DurationMS: res.Duration.Milliseconds(),
 	}
-	if res.Status == sandbox.StatusCompleted {
-		if err := d.storeOutputs(ctx, res.OutputBlobs, out); err != nil {
-			res = &sandbox.Result{Status: sandbox.StatusFailed, Duration: res.Duration,
-				Error: &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: err.Error()}}
-			out.Status, out.OutputBlobs = res.Status, []string{}
-		} else {
-			out.Output = res.Output
-			if len(out.Output) == 0 {
-				out.Output = json.RawMessage("null")
-			}
-			out.Summary = fmt.Sprintf("%s completed in %d ms%s.", req.label, out.DurationMS, blobNote(len(out.OutputBlobs)))
-			return out
-		}
-	}
 	e := res.Error
+	if res.Status == sandbox.StatusCompleted {
+		output, oerr := objectOutput(res.Output)
+		if oerr == nil {
+			oerr = d.storeOutputs(ctx, call, res.OutputBlobs, out)
+		}
+		if errors.Is(oerr, skills.ErrStorageFull) {
+			return nil, oerr
+		}
+		if oerr == nil {
+			out.Output = output
+			out.Summary = fmt.Sprintf("%s completed in %d ms%s.", req.label, out.DurationMS, blobNote(len(out.OutputBlobs)))
+			return out, nil
+		}
+		e = outputError(oerr)
+		out.Status, out.OutputBlobs = sandbox.StatusFailed, []string{}
+	}
 	if e == nil {
 		e = &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: "the run failed without a reason"}
 	}
 	out.Error = &RunErrorInfo{Type: e.Type, Message: e.Message}
 	out.Summary, out.Retry = failureSummary(req.label, e, out.DurationMS)
-	return out
+	return out, nil
 }
 
-func (d *Dispatcher) storeOutputs(ctx context.Context, blobs []sandbox.OutputBlob, out *RunResult) error {
+// errNotObject: a run returned something other than a JSON object.
+var errNotObject = errors.New("not an object")
+
+// objectOutput checks that a run's output is a JSON object, as the Skills
+// Protocol's run result requires. A function that returns nothing (None)
+// completed with nothing to say: its output is {}.
+func objectOutput(raw json.RawMessage) (json.RawMessage, error) {
+	v := bytes.TrimSpace(raw)
+	switch {
+	case len(v) == 0 || string(v) == "null":
+		return json.RawMessage("{}"), nil
+	case v[0] == '{':
+		return raw, nil
+	}
+	return nil, fmt.Errorf("the entrypoint returned %s; a run's output must be a JSON object (a dict), "+
+		"for example {\"result\": value}: %w", jsonType(v), errNotObject)
+}
+
+// outputError is the failure of a completed run whose results could not
+// be kept: a wrong output or a blob the store refused for its content is
+// the run's own doing; anything else is the gateway's.
+func outputError(err error) *sandbox.RunError {
+	switch {
+	case errors.Is(err, errNotObject):
+		return &sandbox.RunError{Type: sandbox.ErrTypeInvalidOutput, Message: err.Error()}
+	case errors.Is(err, skills.ErrInvalidKind), errors.Is(err, skills.ErrBlobTooLarge):
+		return &sandbox.RunError{Type: "BlobError", Message: err.Error()}
+	}
+	return &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: err.Error()}
+}
+
+// storeOutputs stores the run's blobs, all or none: when one fails, those
+// already stored are removed, so a failed run leaves nothing behind.
+func (d *Dispatcher) storeOutputs(ctx context.Context, call *Call, blobs []sandbox.OutputBlob, out *RunResult) error {
 	for _, b := range blobs {
-		if _, err := d.opts.Blobs.Put(ctx, b.ID, b.Kind, bytes.NewReader(b.Data)); err != nil {
+		if _, err := d.opts.Blobs.Put(ctx, b.ID, blobPut(call, b.Kind), bytes.NewReader(b.Data)); err != nil {
+			for _, id := range out.OutputBlobs {
+				_ = d.opts.Blobs.Remove(context.WithoutCancel(ctx), id)
+			}
+			out.OutputBlobs = out.OutputBlobs[:0]
 			return fmt.Errorf("storing output blob %s: %w", b.ID, err)
 		}
 		out.OutputBlobs = append(out.OutputBlobs, b.ID)
@@ -298,7 +376,9 @@ func failureSummary(label string, e *sandbox.RunError, ms int64) (string, *trans
 	case sandbox.ErrTypeMemory:
 		return label + " exceeded its memory limit; process the data in smaller pieces.", nil
 	case sandbox.ErrTypeOutputTooLarge:
-		return label + " returned more than 4 KB; write large results with runtime.blobs and return their ids.", nil
+		// Two limits share this type (the 4 KB output and the logs' hard
+		// cap); the sandbox's message says which one and by how much.
+		return label + " went over a size limit: " + shortMessage(e.Message), nil
 	case sandbox.ErrTypeSandbox:
 		return label + " could not run: " + shortMessage(e.Message), &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
 	}
@@ -323,6 +403,8 @@ func (d *Dispatcher) recordRun(kind string, out *RunResult, took time.Duration) 
 			reason = "memory"
 		case sandbox.ErrTypeOutputTooLarge:
 			reason = "output_too_large"
+		case sandbox.ErrTypeInvalidOutput:
+			reason = "invalid_output"
 		case sandbox.ErrTypeSandbox:
 			reason = "sandbox_error"
 		default:

@@ -112,7 +112,7 @@ func TestRunCodeJob(t *testing.T) {
 		var run RunResult
 		require.NoError(t, json.Unmarshal(res, &run))
 		assert.Equal(t, "completed", run.Status)
-		assert.Equal(t, "null", string(run.Output))
+		assert.Equal(t, "{}", string(run.Output), "a function returning None completed with nothing to say")
 		job := r.last()
 		assert.Equal(t, "main", job.Entrypoint, "default entrypoint")
 		assert.Equal(t, 700*time.Millisecond, job.Timeout, "limits.timeout_ms")

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -302,8 +304,11 @@ func TestBlobs(t *testing.T) {
 	}
 }
 
+// putBlob stores a blob of the anonymous identity, the caller of an open
+// gateway.
 func (e *env) putBlob(t *testing.T, content string) string {
-	info, err := e.blobs.Put(t.Context(), e.blobs.NewID(), "text/plain", strings.NewReader(content))
+	info, err := e.blobs.Put(t.Context(), e.blobs.NewID(), skills.PutOptions{Kind: "text/plain", Owner: auth.AnonymousName},
+		strings.NewReader(content))
 	require.NoError(t, err)
 	return info.ID
 }

@@ -17,7 +17,28 @@ const (
 	ErrTypeMemory         = "MEMORY_LIMIT_EXCEEDED"
 	ErrTypeOutputTooLarge = "OUTPUT_TOO_LARGE"
 	ErrTypeSandbox        = "SANDBOX_ERROR"
+	// ErrTypeInvalidOutput: the run returned something the gateway cannot
+	// report as its output (decided above the sandbox, which returns any
+	// JSON).
+	ErrTypeInvalidOutput = "INVALID_OUTPUT"
 )
+
+// reservedTypes are the error types only the gateway reports, including
+// those of run cancellation. User code never produces one: an exception
+// class of such a name is reported as UserTypePrefix + name.
+var reservedTypes = map[string]bool{
+	ErrTypeTimeout: true, ErrTypeMemory: true, ErrTypeOutputTooLarge: true, ErrTypeSandbox: true,
+	ErrTypeInvalidOutput: true, "CANCELLED": true, "INTERRUPTED": true,
+}
+
+// UserTypePrefix marks a user exception class whose name is a reserved
+// type, so that it can neither pass for the gateway's verdict nor lose its
+// name: class SANDBOX_ERROR is reported as "user.SANDBOX_ERROR".
+const UserTypePrefix = "user."
+
+// IsReservedType reports whether t is an error type only the gateway
+// reports.
+func IsReservedType(t string) bool { return reservedTypes[t] }
 
 // Job is one run: either run_code (Code set) or execute_skill (EntrySkill
 // and EntryModule set). Every field is validated; a bad one fails the run

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,14 @@ const (
 
 // readyByte is what Python writes on its result pipe once it waits for a job.
 const readyByte = 'R'
+
+// preparedByte is what the runtime writes on its result pipe once the job
+// is set up, just before it runs the job's code. A result frame that comes
+// before it was written by the runtime alone; one after it may have been
+// written by the code, which shares the runtime's process and descriptors.
+// A frame starts with its big-endian length, whose first byte is 0 for any
+// frame the host accepts, so the two never mix up.
+const preparedByte = 'P'
 
 // Frame bounds.
 const (
@@ -70,6 +79,44 @@ type resultFrame struct {
 	Type    string       `json:"type"`
 	Message string       `json:"message"`
 	Blobs   []blobRecord `json:"blobs"`
+	// Runtime marks a failure the runtime itself determined (a limit, a
+	// failed set-up) rather than an exception of the code.
+	Runtime bool `json:"runtime"`
+
+	prepared bool // the frame came after preparedByte
+}
+
+// errorType is the RunError type of a failed frame. The runtime's own
+// verdicts are believed only where the code could not have forged them to
+// its advantage: a failed set-up only before the code ran, the output and
+// memory limits (which fail the code's own run) at any time. Every other
+// reserved name is an exception class of the code and is marked as such.
+func (f *resultFrame) errorType() string {
+	t := errorType(f.Type)
+	if f.Runtime {
+		switch {
+		case t == ErrTypeSandbox && !f.prepared, t == ErrTypeOutputTooLarge, t == ErrTypeMemory:
+			return t
+		}
+	}
+	if IsReservedType(t) {
+		return UserTypePrefix + t
+	}
+	return t
+}
+
+// readResultFrame reads the optional preparedByte and the result frame.
+func readResultFrame(r io.Reader, f *resultFrame) error {
+	var first [1]byte
+	if _, err := io.ReadFull(r, first[:]); err != nil {
+		return fmt.Errorf("read result: %w", err)
+	}
+	if first[0] == preparedByte {
+		f.prepared = true
+	} else {
+		r = io.MultiReader(bytes.NewReader(first[:]), r)
+	}
+	return readFrame(r, maxResultFrame, f)
 }
 
 type blobRecord struct {

@@ -85,7 +85,7 @@ func (sb *sandbox) readResult() <-chan *resultFrame {
 	frames := make(chan *resultFrame, 1)
 	go func() {
 		f := new(resultFrame)
-		if readFrame(sb.result, maxResultFrame, f) != nil {
+		if readResultFrame(sb.result, f) != nil {
 			f = nil
 		}
 		frames <- f
@@ -194,10 +194,14 @@ func fromExit(ev *statusEvent, cpuSeconds int64) *Result {
 
 func (sb *sandbox) fromFrame(f *resultFrame, p *plan, cfg *Config) *Result {
 	if err := f.check(len(p.msg.Outputs)); err != nil {
+		if f.prepared {
+			// The code may have written it: the run's fault, not the sandbox's.
+			return failed("ResultError", "the run's result could not be read (did the code write to the runtime's descriptors?): "+err.Error())
+		}
 		return failed(ErrTypeSandbox, "invalid result from the sandbox runtime: "+err.Error())
 	}
 	if !f.OK {
-		return failed(errorType(f.Type), f.Message)
+		return failed(f.errorType(), f.Message)
 	}
 	blobs, err := readOutputBlobs(sb.ws, f.Blobs, p.msg.Outputs, cfg.MaxOutputBlobBytes)
 	if err != nil {

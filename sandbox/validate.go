@@ -3,6 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/pyname"
 )
 
 // Bounds on what a job may carry.
@@ -21,22 +23,6 @@ const (
 	maxRunIDLen    = 128
 )
 
-// IsPythonKeyword reports whether s is a hard keyword of Python 3, which
-// cannot be a module or attribute name: a skill name or module path that
-// contains one could never be imported in a run.
-func IsPythonKeyword(s string) bool { return pythonKeywords[s] }
-
-// pythonKeywords cannot be module or attribute names.
-var pythonKeywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true,
-	"assert": true, "async": true, "await": true, "break": true, "class": true,
-	"continue": true, "def": true, "del": true, "elif": true, "else": true,
-	"except": true, "finally": true, "for": true, "from": true, "global": true,
-	"if": true, "import": true, "in": true, "is": true, "lambda": true,
-	"nonlocal": true, "not": true, "or": true, "pass": true, "raise": true,
-	"return": true, "try": true, "while": true, "with": true, "yield": true,
-}
-
 // reservedEnv are set by the sandbox itself.
 var reservedEnv = map[string]bool{
 	"PATH": true, "HOME": true, "LANG": true, "TMPDIR": true, "PWD": true,
@@ -54,7 +40,7 @@ func checkIdentifier(s string) error {
 		}
 		return fmt.Errorf("%q is not a Python identifier", s)
 	}
-	if pythonKeywords[s] {
+	if pyname.IsKeyword(s) {
 		return fmt.Errorf("%q is a Python keyword", s)
 	}
 	return nil

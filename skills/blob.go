@@ -28,6 +28,20 @@ type BlobInfo struct {
 	Size    int64     `json:"size_bytes"`
 	SHA256  string    `json:"sha256"` // lowercase hex
 	Created time.Time `json:"created"`
+	// Owner is the name of the identity the blob belongs to; "" for a blob
+	// stored before blobs had owners.
+	Owner string `json:"owner,omitempty"`
+}
+
+// PutOptions describe a blob being stored.
+type PutOptions struct {
+	// Kind is the blob's MIME type.
+	Kind string
+	// Owner is the name of the identity the blob belongs to.
+	Owner string
+	// OwnerQuota bounds the bytes of all blobs of Owner together, this one
+	// included; 0 means no bound.
+	OwnerQuota int64
 }
 
 // Blob is an open blob. It holds a lease: TTL cleanup never removes a blob
@@ -46,21 +60,43 @@ type Blob interface {
 type BlobStore interface {
 	// NewID returns a fresh random id ("blob:" + 32 lowercase hex digits).
 	NewID() string
-	// Put stores the content of r under id (from NewID) with a MIME kind.
-	// It is all or nothing: on any error, ctx cancellation included, no
-	// blob is visible. Errors: ErrInvalidBlobID, ErrInvalidKind,
-	// ErrBlobExists, ErrBlobTooLarge, ErrStoreClosed.
-	Put(ctx context.Context, id, kind string, r io.Reader) (BlobInfo, error)
+	// Put stores the content of r under id (from NewID). It is all or
+	// nothing: on any error, ctx cancellation included, no blob is visible
+	// and nothing of it remains. Errors: ErrInvalidBlobID, ErrInvalidKind,
+	// ErrBlobExists, ErrBlobTooLarge, ErrStorageFull (a *StorageFullError:
+	// disk, file descriptors, the store's quota or opts.OwnerQuota),
+	// ErrStoreClosed.
+	Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (BlobInfo, error)
 	// Stat returns a blob's metadata or ErrBlobNotFound.
 	Stat(ctx context.Context, id string) (BlobInfo, error)
 	// Open returns the blob for reading; the caller must Close it.
 	Open(ctx context.Context, id string) (Blob, error)
+	// Remove deletes a blob at once (ErrBlobNotFound if there is none);
+	// Blobs already open stay readable until closed.
+	Remove(ctx context.Context, id string) error
 	// Sweep removes the blobs older than the TTL that nobody holds open.
 	Sweep(ctx context.Context) (removed int, err error)
 	// Usage returns the number of blobs and the sum of their sizes.
 	Usage() (count int, bytes int64)
+	// OwnerUsage returns the sum of the sizes of owner's blobs.
+	OwnerUsage(owner string) int64
 	// Close stops background work; open Blobs stay readable.
 	Close() error
+}
+
+// OpenOwned opens a blob of owner. A blob of another owner is
+// ErrBlobNotFound with the same text as an unknown id, so that an id seen
+// elsewhere tells nothing about the blob behind it.
+func OpenOwned(ctx context.Context, s BlobStore, id, owner string) (Blob, error) {
+	b, err := s.Open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if b.Info().Owner != owner {
+		_ = b.Close()
+		return nil, fmt.Errorf("open %s: %w", id, ErrBlobNotFound)
+	}
+	return b, nil
 }
 
 // NewBlobID returns "blob:" followed by 128 bits from crypto/rand in

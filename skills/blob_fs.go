@@ -25,6 +25,9 @@ type FSOptions struct {
 	Dir string
 	// MaxBlobSize: 0 means DefaultMaxBlobSize (64 MiB).
 	MaxBlobSize int64
+	// MaxStoreBytes bounds the bytes of all blobs together; 0: no bound
+	// but the disk's.
+	MaxStoreBytes int64
 	// TTL: blobs older than this are removed by Sweep; 0 keeps blobs
 	// forever (pass DefaultBlobTTL for the usual day).
 	TTL time.Duration
@@ -44,8 +47,8 @@ const (
 
 // FSStore is the embedded BlobStore: one file per blob under
 // Dir/objects/<first two hex digits>/<32 hex digits>, holding a 512-byte
-// header (magic and JSON metadata: id, kind, size, sha256, created)
-// followed by the content. A Put streams into a hidden temp file in the
+// header (magic and JSON metadata: id, kind, size, sha256, created,
+// owner) followed by the content. A Put streams into a hidden temp file in the
 // same folder, writes the header last, fsyncs, renames it into place and
 // fsyncs the folder, so a blob file exists only complete; temp files left
 // by a crash are removed at open. An in-memory index built at open serves
@@ -79,7 +82,7 @@ func OpenFSStore(opts FSOptions) (*FSStore, error) {
 		opts.SweepInterval = min(max(opts.TTL/4, time.Second), time.Hour)
 	}
 	s := &FSStore{opts: opts, log: opts.Logger, objects: filepath.Join(opts.Dir, objectsDir),
-		idx: newBlobIndex(), stop: make(chan struct{}), done: make(chan struct{})}
+		idx: newBlobIndex(opts.MaxStoreBytes), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := os.MkdirAll(s.objects, 0o700); err != nil {
 		return nil, fmt.Errorf("open blob store: %w", err)
 	}
@@ -178,26 +181,26 @@ func (s *FSStore) path(id string) (dir, file string) {
 // NewID implements BlobStore.
 func (s *FSStore) NewID() string { return NewBlobID() }
 
-// Put implements BlobStore.
-func (s *FSStore) Put(ctx context.Context, id, kind string, r io.Reader) (BlobInfo, error) {
-	kind, err := checkPut(id, kind)
+// Put implements BlobStore. A full disk or descriptor table fails it
+// with a *StorageFullError; the temp file is removed either way.
+func (s *FSStore) Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (BlobInfo, error) {
+	kind, err := s.idx.startPut(id, opts)
 	if err != nil {
-		return BlobInfo{}, fmt.Errorf("put blob: %w", err)
+		return BlobInfo{}, err
 	}
-	if err := s.idx.reserve(id); err != nil {
-		return BlobInfo{}, fmt.Errorf("put %s: %w", id, err)
-	}
-	info, err := s.write(ctx, id, kind, r)
+	opts.Kind = kind
+	info, err := s.write(ctx, id, opts, r)
 	if err != nil {
 		s.idx.unreserve(id)
-		return BlobInfo{}, fmt.Errorf("put %s: %w", id, err)
+		return BlobInfo{}, fmt.Errorf("put %s: %w", id, asStorageFull(err))
 	}
 	s.idx.commit(&blobEntry{info: info})
 	return info, nil
 }
 
-// write streams r into a temp file and commits it by rename.
-func (s *FSStore) write(ctx context.Context, id, kind string, r io.Reader) (BlobInfo, error) {
+// write streams r into a temp file and commits it by rename once its size
+// is admitted by the quotas.
+func (s *FSStore) write(ctx context.Context, id string, opts PutOptions, r io.Reader) (BlobInfo, error) {
 	dir, final := s.path(id)
 	if err := s.ensureShard(dir); err != nil {
 		return BlobInfo{}, err
@@ -218,7 +221,11 @@ func (s *FSStore) write(ctx context.Context, id, kind string, r io.Reader) (Blob
 	if err != nil {
 		return BlobInfo{}, err
 	}
-	info := BlobInfo{ID: id, Kind: kind, Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Created: s.opts.Now().UTC()}
+	info := BlobInfo{ID: id, Kind: opts.Kind, Size: n, SHA256: hex.EncodeToString(h.Sum(nil)),
+		Created: s.opts.Now().UTC(), Owner: opts.Owner}
+	if err := s.idx.admit(id, opts.Owner, n, opts.OwnerQuota); err != nil {
+		return BlobInfo{}, err
+	}
 	if err := finishFile(f, info); err != nil {
 		return BlobInfo{}, err
 	}
@@ -323,6 +330,22 @@ func (s *FSStore) Open(_ context.Context, id string) (Blob, error) {
 		onClose: func() error { s.idx.release(e); return f.Close() }}, nil
 }
 
+// Remove implements BlobStore.
+func (s *FSStore) Remove(_ context.Context, id string) error {
+	if err := ValidateBlobID(id); err != nil {
+		return fmt.Errorf("remove blob: %w", err)
+	}
+	e, err := s.idx.take(id)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", id, err)
+	}
+	_, p := s.path(e.info.ID)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", id, err)
+	}
+	return nil
+}
+
 // Sweep implements BlobStore. Blobs are taken out of the index first, so
 // a concurrent Open either leased the blob before (and it stays) or gets
 // ErrBlobNotFound.
@@ -365,6 +388,9 @@ func (s *FSStore) janitor() {
 
 // Usage implements BlobStore.
 func (s *FSStore) Usage() (int, int64) { return s.idx.usage() }
+
+// OwnerUsage implements BlobStore.
+func (s *FSStore) OwnerUsage(owner string) int64 { return s.idx.ownerUsage(owner) }
 
 // Close stops the janitor and releases the folder lock. It is idempotent;
 // Puts fail afterwards, open Blobs stay readable.

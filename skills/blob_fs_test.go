@@ -41,11 +41,11 @@ func TestFSStorePersists(t *testing.T) {
 	ctx := context.Background()
 	s := openFS(t, dir, FSOptions{})
 	id := s.NewID()
-	info, err := s.Put(ctx, id, "application/json", strings.NewReader(`{"a":1}`))
+	info, err := s.Put(ctx, id, PutOptions{Kind: "application/json"}, strings.NewReader(`{"a":1}`))
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "Close is idempotent")
-	_, err = s.Put(ctx, s.NewID(), "text/plain", strings.NewReader("x"))
+	_, err = s.Put(ctx, s.NewID(), PutOptions{Kind: "text/plain"}, strings.NewReader("x"))
 	assert.ErrorIs(t, err, ErrStoreClosed)
 
 	s = openFS(t, dir, FSOptions{})
@@ -81,7 +81,7 @@ func TestFSStoreRemovesCorruptFiles(t *testing.T) {
 	s := openFS(t, dir, FSOptions{})
 	ids := []string{s.NewID(), s.NewID(), s.NewID(), s.NewID()}
 	for _, id := range ids {
-		_, err := s.Put(ctx, id, "text/plain", strings.NewReader(strings.Repeat("x", 1000)))
+		_, err := s.Put(ctx, id, PutOptions{Kind: "text/plain"}, strings.NewReader(strings.Repeat("x", 1000)))
 		require.NoError(t, err)
 	}
 	require.NoError(t, s.Close())
@@ -118,7 +118,7 @@ func TestFSStoreFileRemovedExternally(t *testing.T) {
 	s := openFS(t, t.TempDir(), FSOptions{})
 	defer s.Close()
 	id := s.NewID()
-	_, err := s.Put(context.Background(), id, "text/plain", strings.NewReader("x"))
+	_, err := s.Put(context.Background(), id, PutOptions{Kind: "text/plain"}, strings.NewReader("x"))
 	require.NoError(t, err)
 	_, file := s.path(id)
 	require.NoError(t, os.Remove(file))
@@ -133,7 +133,7 @@ func TestFSStoreJanitor(t *testing.T) {
 	s := openFS(t, t.TempDir(), FSOptions{TTL: time.Minute, SweepInterval: 10 * time.Millisecond, Now: clock.Now, Logger: zerolog.Nop()})
 	defer s.Close()
 	id := s.NewID()
-	_, err := s.Put(context.Background(), id, "text/plain", strings.NewReader("x"))
+	_, err := s.Put(context.Background(), id, PutOptions{Kind: "text/plain"}, strings.NewReader("x"))
 	require.NoError(t, err)
 	clock.Advance(2 * time.Minute)
 	require.Eventually(t, func() bool {
@@ -228,7 +228,7 @@ func crashHelper(dir string) {
 	}
 	id := s.NewID()
 	fmt.Printf("id %s\n", id)
-	_, _ = s.Put(context.Background(), id, "text/plain", &stallingReader{chunks: 8, ready: func() {
+	_, _ = s.Put(context.Background(), id, PutOptions{Kind: "text/plain"}, &stallingReader{chunks: 8, ready: func() {
 		fmt.Println("ready")
 		_ = os.Stdout.Sync()
 	}})

@@ -22,6 +22,8 @@ type blobHeader struct {
 	Size    int64     `json:"size"`
 	SHA256  string    `json:"sha256"`
 	Created time.Time `json:"created"`
+	// Owner is absent in files written before blobs had owners.
+	Owner string `json:"owner,omitempty"`
 }
 
 // encodeHeader renders magic + JSON metadata, padded with spaces to

@@ -16,19 +16,32 @@ type blobEntry struct {
 }
 
 // blobIndex is the bookkeeping both stores share: committed entries, ids
-// being written, open leases and usage. TTL cleanup takes entries out of
-// the index (under mu) before their data goes, so a blob is either
-// leased or removable, never both.
+// being written, open leases, usage in total and per owner, and the
+// quotas. TTL cleanup takes entries out of the index (under mu) before
+// their data goes, so a blob is either leased or removable, never both.
+// A Put's bytes are admitted (counted against the quotas) once its size is
+// known and before it becomes visible, so concurrent Puts cannot together
+// overshoot a quota.
 type blobIndex struct {
-	mu      sync.Mutex
-	entries map[string]*blobEntry // guarded by mu
-	pending map[string]bool       // guarded by mu: ids whose Put is running
-	bytes   int64                 // guarded by mu
-	closed  bool                  // guarded by mu
+	mu       sync.Mutex
+	entries  map[string]*blobEntry  // guarded by mu
+	pending  map[string]*pendingPut // guarded by mu: ids whose Put is running
+	bytes    int64                  // guarded by mu: committed and admitted
+	owned    map[string]int64       // guarded by mu: bytes per owner, committed and admitted
+	closed   bool                   // guarded by mu
+	maxBytes int64                  // the store's quota; 0: none
 }
 
-func newBlobIndex() blobIndex {
-	return blobIndex{entries: map[string]*blobEntry{}, pending: map[string]bool{}}
+// pendingPut is a running Put; owner and size are set once admitted.
+type pendingPut struct {
+	admitted bool
+	owner    string
+	size     int64
+}
+
+func newBlobIndex(maxBytes int64) blobIndex {
+	return blobIndex{entries: map[string]*blobEntry{}, pending: map[string]*pendingPut{},
+		owned: map[string]int64{}, maxBytes: maxBytes}
 }
 
 // reserve claims id for a Put.
@@ -38,25 +51,74 @@ func (x *blobIndex) reserve(id string) error {
 	switch {
 	case x.closed:
 		return ErrStoreClosed
-	case x.entries[id] != nil || x.pending[id]:
+	case x.entries[id] != nil || x.pending[id] != nil:
 		return ErrBlobExists
 	}
-	x.pending[id] = true
+	x.pending[id] = &pendingPut{}
 	return nil
 }
 
+// unreserve gives up a Put, and the bytes it had admitted.
 func (x *blobIndex) unreserve(id string) {
 	x.mu.Lock()
+	defer x.mu.Unlock()
+	if p := x.pending[id]; p != nil && p.admitted {
+		x.account(p.owner, -p.size)
+	}
 	delete(x.pending, id)
-	x.mu.Unlock()
 }
 
+// checkRoom fails early, before a Put streams anything, when the store or
+// the owner is already at its quota.
+func (x *blobIndex) checkRoom(owner string, ownerQuota int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.quotaErrLocked(owner, 1, ownerQuota)
+}
+
+// admit counts size bytes of the reserved Put id against the quotas.
+func (x *blobIndex) admit(id, owner string, size, ownerQuota int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.quotaErrLocked(owner, size, ownerQuota); err != nil {
+		return err
+	}
+	x.account(owner, size)
+	if p := x.pending[id]; p != nil {
+		*p = pendingPut{admitted: true, owner: owner, size: size}
+	}
+	return nil
+}
+
+// quotaErrLocked says which quota size more bytes of owner would exceed.
+func (x *blobIndex) quotaErrLocked(owner string, size, ownerQuota int64) error {
+	if x.maxBytes > 0 && x.bytes+size > x.maxBytes {
+		return &StorageFullError{Reason: FullStoreQuota, Limit: x.maxBytes, Used: x.bytes, Need: size}
+	}
+	if used := x.owned[owner]; ownerQuota > 0 && used+size > ownerQuota {
+		return &StorageFullError{Reason: FullOwnerQuota, Limit: ownerQuota, Used: used, Need: size}
+	}
+	return nil
+}
+
+// account adds delta bytes to the totals; the caller holds mu.
+func (x *blobIndex) account(owner string, delta int64) {
+	x.bytes += delta
+	if x.owned[owner] += delta; x.owned[owner] <= 0 {
+		delete(x.owned, owner)
+	}
+}
+
+// commit makes an entry visible; its bytes were admitted by its Put, or
+// are counted now (blobs found at open).
 func (x *blobIndex) commit(e *blobEntry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if p := x.pending[e.info.ID]; p == nil || !p.admitted {
+		x.account(e.info.Owner, e.info.Size)
+	}
 	delete(x.pending, e.info.ID)
 	x.entries[e.info.ID] = e
-	x.bytes += e.info.Size
 }
 
 func (x *blobIndex) stat(id string) (BlobInfo, error) {
@@ -93,8 +155,22 @@ func (x *blobIndex) drop(e *blobEntry) {
 	defer x.mu.Unlock()
 	if x.entries[e.info.ID] == e {
 		delete(x.entries, e.info.ID)
-		x.bytes -= e.info.Size
+		x.account(e.info.Owner, -e.info.Size)
 	}
+}
+
+// take removes id from the index whether or not it is leased (open Blobs
+// keep their data) and returns its entry.
+func (x *blobIndex) take(id string) (*blobEntry, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e := x.entries[id]
+	if e == nil {
+		return nil, ErrBlobNotFound
+	}
+	delete(x.entries, id)
+	x.account(e.info.Owner, -e.info.Size)
+	return e, nil
 }
 
 // takeExpired removes from the index, and returns, the entries created at
@@ -106,7 +182,7 @@ func (x *blobIndex) takeExpired(now time.Time, ttl time.Duration) []*blobEntry {
 	for id, e := range x.entries {
 		if e.leases == 0 && !now.Before(e.info.Created.Add(ttl)) {
 			delete(x.entries, id)
-			x.bytes -= e.info.Size
+			x.account(e.info.Owner, -e.info.Size)
 			out = append(out, e)
 		}
 	}
@@ -117,6 +193,12 @@ func (x *blobIndex) usage() (int, int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return len(x.entries), x.bytes
+}
+
+func (x *blobIndex) ownerUsage(owner string) int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.owned[owner]
 }
 
 // close refuses further Puts; it reports whether it was already closed.
@@ -134,6 +216,22 @@ func checkPut(id, kind string) (string, error) {
 		return "", err
 	}
 	return NormalizeKind(kind)
+}
+
+// startPut validates a Put, claims its id and fails early when a quota is
+// already used up; the caller must unreserve on any later failure.
+func (x *blobIndex) startPut(id string, opts PutOptions) (kind string, err error) {
+	if kind, err = checkPut(id, opts.Kind); err != nil {
+		return "", fmt.Errorf("put blob: %w", err)
+	}
+	if err := x.reserve(id); err != nil {
+		return "", fmt.Errorf("put %s: %w", id, err)
+	}
+	if err := x.checkRoom(opts.Owner, opts.OwnerQuota); err != nil {
+		x.unreserve(id)
+		return "", fmt.Errorf("put %s: %w", id, err)
+	}
+	return kind, nil
 }
 
 // ctxReader fails reads once ctx is done, so an abandoned Put stops.

@@ -12,9 +12,10 @@ import (
 
 // MemOptions configures a MemStore; zero values as in FSOptions.
 type MemOptions struct {
-	MaxBlobSize int64
-	TTL         time.Duration
-	Now         func() time.Time
+	MaxBlobSize   int64
+	MaxStoreBytes int64
+	TTL           time.Duration
+	Now           func() time.Time
 }
 
 // MemStore is an in-memory BlobStore with the semantics of FSStore (size
@@ -29,7 +30,7 @@ type MemStore struct {
 
 // NewMemStore returns an empty store.
 func NewMemStore(opts MemOptions) *MemStore {
-	s := &MemStore{max: opts.MaxBlobSize, ttl: opts.TTL, now: opts.Now, idx: newBlobIndex()}
+	s := &MemStore{max: opts.MaxBlobSize, ttl: opts.TTL, now: opts.Now, idx: newBlobIndex(opts.MaxStoreBytes)}
 	if s.max <= 0 {
 		s.max = DefaultMaxBlobSize
 	}
@@ -43,24 +44,25 @@ func NewMemStore(opts MemOptions) *MemStore {
 func (s *MemStore) NewID() string { return NewBlobID() }
 
 // Put implements BlobStore.
-func (s *MemStore) Put(ctx context.Context, id, kind string, r io.Reader) (BlobInfo, error) {
-	kind, err := checkPut(id, kind)
+func (s *MemStore) Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (BlobInfo, error) {
+	kind, err := s.idx.startPut(id, opts)
 	if err != nil {
-		return BlobInfo{}, fmt.Errorf("put blob: %w", err)
-	}
-	if err := s.idx.reserve(id); err != nil {
-		return BlobInfo{}, fmt.Errorf("put %s: %w", id, err)
+		return BlobInfo{}, err
 	}
 	data, err := io.ReadAll(io.LimitReader(ctxReader{ctx, r}, s.max+1))
 	if err == nil && int64(len(data)) > s.max {
 		err = tooLarge(int64(len(data)), s.max)
+	}
+	if err == nil {
+		err = s.idx.admit(id, opts.Owner, int64(len(data)), opts.OwnerQuota)
 	}
 	if err != nil {
 		s.idx.unreserve(id)
 		return BlobInfo{}, fmt.Errorf("put %s: %w", id, err)
 	}
 	sum := sha256.Sum256(data)
-	info := BlobInfo{ID: id, Kind: kind, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), Created: s.now().UTC()}
+	info := BlobInfo{ID: id, Kind: kind, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
+		Created: s.now().UTC(), Owner: opts.Owner}
 	s.idx.commit(&blobEntry{info: info, data: data})
 	return info, nil
 }
@@ -85,6 +87,14 @@ func (s *MemStore) Open(_ context.Context, id string) (Blob, error) {
 		onClose: func() error { s.idx.release(e); return nil }}, nil
 }
 
+// Remove implements BlobStore.
+func (s *MemStore) Remove(_ context.Context, id string) error {
+	if _, err := s.idx.take(id); err != nil {
+		return fmt.Errorf("remove %s: %w", clipActual(id), err)
+	}
+	return nil
+}
+
 // Sweep implements BlobStore.
 func (s *MemStore) Sweep(_ context.Context) (int, error) {
 	if s.ttl <= 0 {
@@ -95,6 +105,9 @@ func (s *MemStore) Sweep(_ context.Context) (int, error) {
 
 // Usage implements BlobStore.
 func (s *MemStore) Usage() (int, int64) { return s.idx.usage() }
+
+// OwnerUsage implements BlobStore.
+func (s *MemStore) OwnerUsage(owner string) int64 { return s.idx.ownerUsage(owner) }
 
 // Close implements BlobStore.
 func (s *MemStore) Close() error {

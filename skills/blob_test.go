@@ -80,7 +80,7 @@ func TestBlobPutStatOpen(t *testing.T) {
 	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, clock *fakeClock) {
 		content := []byte("name,email\nAda,ada@example.com\n")
 		id := s.NewID()
-		info, err := s.Put(ctx, id, "Text/CSV", bytes.NewReader(content))
+		info, err := s.Put(ctx, id, PutOptions{Kind: "Text/CSV"}, bytes.NewReader(content))
 		require.NoError(t, err)
 		assert.Equal(t, BlobInfo{ID: id, Kind: "text/csv", Size: int64(len(content)), SHA256: sha(content), Created: clock.Now()}, info)
 
@@ -102,12 +102,12 @@ func TestBlobPutStatOpen(t *testing.T) {
 		assert.Equal(t, 1, count)
 		assert.Equal(t, int64(len(content)), total)
 
-		_, err = s.Put(ctx, id, "text/plain", strings.NewReader("again"))
+		_, err = s.Put(ctx, id, PutOptions{Kind: "text/plain"}, strings.NewReader("again"))
 		assert.ErrorIs(t, err, ErrBlobExists)
 		assert.Equal(t, content, readAll(t, s, id), "a refused Put leaves the blob alone")
 
 		empty := s.NewID()
-		info, err = s.Put(ctx, empty, "application/octet-stream", strings.NewReader(""))
+		info, err = s.Put(ctx, empty, PutOptions{Kind: "application/octet-stream"}, strings.NewReader(""))
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), info.Size)
 		assert.Empty(t, readAll(t, s, empty))
@@ -126,7 +126,7 @@ func TestBlobBadIDs(t *testing.T) {
 	}
 	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
 		for _, id := range bad {
-			_, err := s.Put(ctx, id, "text/plain", strings.NewReader("x"))
+			_, err := s.Put(ctx, id, PutOptions{Kind: "text/plain"}, strings.NewReader("x"))
 			assert.ErrorIs(t, err, ErrInvalidBlobID, "Put %q", id)
 			_, err = s.Stat(ctx, id)
 			assert.Error(t, err, "Stat %q", id)
@@ -161,7 +161,7 @@ func TestBlobKinds(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidKind, "%q", in)
 	}
 	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
-		_, err := s.Put(context.Background(), s.NewID(), "not a mime", strings.NewReader("x"))
+		_, err := s.Put(context.Background(), s.NewID(), PutOptions{Kind: "not a mime"}, strings.NewReader("x"))
 		assert.ErrorIs(t, err, ErrInvalidKind)
 	})
 
@@ -178,7 +178,7 @@ func TestBlobSizeLimit(t *testing.T) {
 	ctx := context.Background()
 	forEachStore(t, 100, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
 		id := s.NewID()
-		_, err := s.Put(ctx, id, "text/plain", bytes.NewReader(make([]byte, 101)))
+		_, err := s.Put(ctx, id, PutOptions{Kind: "text/plain"}, bytes.NewReader(make([]byte, 101)))
 		require.ErrorIs(t, err, ErrBlobTooLarge)
 		_, err = s.Stat(ctx, id)
 		assert.ErrorIs(t, err, ErrBlobNotFound, "nothing kept")
@@ -186,7 +186,7 @@ func TestBlobSizeLimit(t *testing.T) {
 		assert.Zero(t, count)
 		assert.Zero(t, total)
 
-		info, err := s.Put(ctx, id, "text/plain", bytes.NewReader(make([]byte, 100)))
+		info, err := s.Put(ctx, id, PutOptions{Kind: "text/plain"}, bytes.NewReader(make([]byte, 100)))
 		require.NoError(t, err, "exactly the limit fits, and the id is free again")
 		assert.Equal(t, int64(100), info.Size)
 	})
@@ -207,14 +207,14 @@ func (r *failingReader) Read(p []byte) (int, error) {
 func TestBlobAbortedPut(t *testing.T) {
 	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
 		id := s.NewID()
-		_, err := s.Put(context.Background(), id, "text/plain", &failingReader{n: 5000})
+		_, err := s.Put(context.Background(), id, PutOptions{Kind: "text/plain"}, &failingReader{n: 5000})
 		require.Error(t, err)
 		_, err = s.Stat(context.Background(), id)
 		assert.ErrorIs(t, err, ErrBlobNotFound)
 
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err = s.Put(ctx, s.NewID(), "text/plain", strings.NewReader("late"))
+		_, err = s.Put(ctx, s.NewID(), PutOptions{Kind: "text/plain"}, strings.NewReader("late"))
 		assert.ErrorIs(t, err, context.Canceled)
 		count, _ := s.Usage()
 		assert.Zero(t, count)
@@ -229,12 +229,12 @@ func TestBlobTTLAndLeases(t *testing.T) {
 	forEachStore(t, 1<<20, time.Hour, func(t *testing.T, s BlobStore, clock *fakeClock) {
 		held, free, young := s.NewID(), s.NewID(), ""
 		for _, id := range []string{held, free} {
-			_, err := s.Put(ctx, id, "text/plain", strings.NewReader("data of "+id))
+			_, err := s.Put(ctx, id, PutOptions{Kind: "text/plain"}, strings.NewReader("data of "+id))
 			require.NoError(t, err)
 		}
 		clock.Advance(30 * time.Minute)
 		young = s.NewID()
-		_, err := s.Put(ctx, young, "text/plain", strings.NewReader("young"))
+		_, err := s.Put(ctx, young, PutOptions{Kind: "text/plain"}, strings.NewReader("young"))
 		require.NoError(t, err)
 
 		n, err := s.Sweep(ctx)
@@ -272,7 +272,7 @@ func TestBlobTTLAndLeases(t *testing.T) {
 func TestBlobNoTTLKeepsForever(t *testing.T) {
 	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, clock *fakeClock) {
 		id := s.NewID()
-		_, err := s.Put(context.Background(), id, "text/plain", strings.NewReader("x"))
+		_, err := s.Put(context.Background(), id, PutOptions{Kind: "text/plain"}, strings.NewReader("x"))
 		require.NoError(t, err)
 		clock.Advance(10 * 365 * 24 * time.Hour)
 		n, err := s.Sweep(context.Background())
@@ -289,7 +289,7 @@ func TestBlobConcurrentOpenAndSweep(t *testing.T) {
 		for i := range ids {
 			ids[i] = s.NewID()
 			wg.Go(func() {
-				_, err := s.Put(ctx, ids[i], "text/plain", strings.NewReader(ids[i]))
+				_, err := s.Put(ctx, ids[i], PutOptions{Kind: "text/plain"}, strings.NewReader(ids[i]))
 				assert.NoError(t, err)
 			})
 		}
@@ -330,7 +330,7 @@ func TestReadSample(t *testing.T) {
 	ctx := context.Background()
 	put := func(kind, content string) Blob {
 		id := s.NewID()
-		_, err := s.Put(ctx, id, kind, strings.NewReader(content))
+		_, err := s.Put(ctx, id, PutOptions{Kind: kind}, strings.NewReader(content))
 		require.NoError(t, err)
 		b, err := s.Open(ctx, id)
 		require.NoError(t, err)
@@ -372,7 +372,7 @@ func TestReadSample(t *testing.T) {
 		})
 	}
 	require.NoError(t, s.Close())
-	_, err := s.Put(ctx, s.NewID(), "text/plain", strings.NewReader("x"))
+	_, err := s.Put(ctx, s.NewID(), PutOptions{Kind: "text/plain"}, strings.NewReader("x"))
 	assert.ErrorIs(t, err, ErrStoreClosed)
 }
 

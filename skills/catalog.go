@@ -22,12 +22,13 @@ const (
 type Catalog struct {
 	names    []string            // sorted, one per name
 	versions map[string][]*Skill // per name, highest precedence first
+	latest   map[string]*Skill   // per name, the default version (see Latest)
 	count    int
 }
 
 // newCatalog indexes skills; (name, version) pairs must be unique.
 func newCatalog(skills []*Skill) *Catalog {
-	c := &Catalog{versions: make(map[string][]*Skill), count: len(skills)}
+	c := &Catalog{versions: make(map[string][]*Skill), latest: make(map[string]*Skill), count: len(skills)}
 	for _, s := range skills {
 		n := s.Manifest.Name
 		if _, ok := c.versions[n]; !ok {
@@ -36,10 +37,24 @@ func newCatalog(skills []*Skill) *Catalog {
 		c.versions[n] = append(c.versions[n], s)
 	}
 	slices.Sort(c.names)
-	for _, vs := range c.versions {
+	for n, vs := range c.versions {
 		slices.SortFunc(vs, compareSkillsDesc)
+		c.latest[n] = defaultVersion(vs)
 	}
 	return c
+}
+
+// defaultVersion picks what a call without a version gets: the highest
+// release, so that publishing 2.0.0-rc.1 next to 1.4.0 does not move
+// every unpinned caller onto a release candidate; a pre-release only when
+// the name has no release at all. vs is sorted highest first.
+func defaultVersion(vs []*Skill) *Skill {
+	for _, s := range vs {
+		if !s.version.IsPrerelease() {
+			return s
+		}
+	}
+	return vs[0]
 }
 
 // compareSkillsDesc orders versions by descending precedence; equal
@@ -80,16 +95,16 @@ func (e *NotFoundError) Error() string {
 func (e *NotFoundError) Is(target error) bool { return target == ErrSkillNotFound }
 
 // Resolve returns the snapshot of name at version. An empty version or
-// "latest" means the highest precedence (a release outranks its
-// pre-releases); any other version must match exactly as written in the
-// manifest. It fails with a *NotFoundError.
+// "latest" means the highest release (a pre-release only when the name has
+// no release); any other version, pre-releases included, must match
+// exactly as written in the manifest. It fails with a *NotFoundError.
 func (c *Catalog) Resolve(name, version string) (*Skill, error) {
 	vs := c.versions[name]
 	if len(vs) == 0 {
 		return nil, &NotFoundError{Name: name, Version: version}
 	}
 	if version == "" || version == "latest" {
-		return vs[0], nil
+		return c.latest[name], nil
 	}
 	for _, s := range vs {
 		if s.Manifest.Version == version {
@@ -137,7 +152,8 @@ type ListQuery struct {
 
 // ListPage is one page of List.
 type ListPage struct {
-	// Skills holds the latest version of each name, sorted by name.
+	// Skills holds the default version of each name (what Resolve gives
+	// without a version), sorted by name.
 	Skills []*Skill
 	// NextCursor continues after the last skill; "" on the last page.
 	NextCursor string
@@ -180,7 +196,7 @@ func (c *Catalog) List(q ListQuery) (ListPage, error) {
 			page.NextCursor = encodeCursor(q.Namespace, page.Skills[limit-1].Manifest.Name)
 			break
 		}
-		page.Skills = append(page.Skills, c.versions[n][0])
+		page.Skills = append(page.Skills, c.latest[n])
 	}
 	return page, nil
 }

@@ -40,4 +40,10 @@ var (
 	ErrStoreClosed = errors.New("blob store closed")
 	// ErrStoreLocked: another process holds the blob store's data directory.
 	ErrStoreLocked = errors.New("blob store directory in use by another process")
+	// ErrStorageFull: the store cannot take a blob now (the disk or the
+	// process's file descriptors ran out, or the store's or the owner's
+	// quota would be exceeded); nothing was kept and earlier blobs are
+	// intact. Returned as a *StorageFullError; retrying later can succeed
+	// once blobs expire or are freed.
+	ErrStorageFull = errors.New("blob storage full")
 )

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/skillgate/skillgate/internal/pyname"
 )
 
 const (
@@ -216,7 +218,7 @@ func checkRuntime(c *collector, raw map[string]any, kind Kind) *Runtime {
 	}
 	rt.Entrypoint = checkEntrypoint(c, tbl)
 	if exp, ok := requiredString(c, tbl, "/runtime", "export", "a Python identifier like main"); ok {
-		if !isPythonIdentifier(exp) {
+		if !pyname.IsIdentifier(exp) {
 			c.add("/runtime/export", "a Python identifier like main", exp, "not a Python identifier")
 		}
 		rt.Export = exp
@@ -243,7 +245,7 @@ func checkEntrypoint(c *collector, tbl map[string]any) string {
 		return ""
 	}
 	for seg := range strings.SplitSeq(strings.TrimSuffix(ep, ".py"), "/") {
-		if !isPythonIdentifier(seg) {
+		if !pyname.IsIdentifier(seg) {
 			c.add("/runtime/entrypoint", expected, ep, "path segment %q is not importable as a Python module name", seg)
 			return ""
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/internal/pyname"
 )
 
 const (
@@ -51,7 +51,7 @@ func checkNameSegment(s string) error {
 			return fmt.Errorf("segment %q may hold only lowercase letters and digits", s)
 		}
 	}
-	if sandbox.IsPythonKeyword(s) {
+	if pyname.IsKeyword(s) {
 		return fmt.Errorf("segment %q is a Python keyword and could not be imported", s)
 	}
 	return nil
@@ -92,22 +92,6 @@ func plausibleName(name string) bool {
 }
 
 func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
-
-// isPythonIdentifier accepts ASCII identifiers [A-Za-z_][A-Za-z0-9_]* that
-// are not keywords. Python allows more (Unicode), but skill code stays ASCII.
-func isPythonIdentifier(s string) bool {
-	if s == "" || sandbox.IsPythonKeyword(s) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		ok := c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
 
 // isEnvVarName accepts [A-Z_][A-Z0-9_]*.
 func isEnvVarName(s string) bool {

@@ -31,6 +31,7 @@ type serveConfig struct {
 	WatchSkills       bool
 	DataDir           string
 	MaxBlobSize       int64
+	MaxBlobStoreBytes int64
 	BlobTTL           time.Duration
 	Python            string
 	SandboxWorkers    int
@@ -76,6 +77,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.BoolVar(&c.WatchSkills, "watch-skills", true, "reload skills when files under --skills-dir change (SIGHUP always reloads)")
 	fs.StringVar(&c.DataDir, "data-dir", "", "folder of the blob store; empty keeps blobs in memory only")
 	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", skills.DefaultMaxBlobSize, "largest blob accepted, in bytes")
+	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
 	fs.DurationVar(&c.BlobTTL, "blob-ttl", skills.DefaultBlobTTL, "blobs older than this are removed (0: keep forever)")
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
@@ -184,6 +186,9 @@ func (c *serveConfig) validate() error {
 	}
 	if c.MaxBlobSize <= 0 {
 		errs = append(errs, errors.New("--max-blob-size must be positive"))
+	}
+	if c.MaxBlobStoreBytes < 0 {
+		errs = append(errs, errors.New("--max-blob-store-bytes must not be negative (0 means no limit)"))
 	}
 	if c.BlobTTL < 0 {
 		errs = append(errs, errors.New("--blob-ttl must not be negative"))

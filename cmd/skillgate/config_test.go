@@ -87,6 +87,16 @@ func TestValidate(t *testing.T) {
 	assert.ErrorContains(t, cfg.validate(), "--http-allowed-hosts")
 }
 
+func TestMaxBlobStoreBytes(t *testing.T) {
+	cfg, err := parseServe(t, "--max-blob-store-bytes", "1048576")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1<<20), cfg.MaxBlobStoreBytes)
+	require.NoError(t, cfg.validate())
+	cfg, err = parseServe(t, "--max-blob-store-bytes", "-1")
+	require.NoError(t, err)
+	assert.ErrorContains(t, cfg.validate(), "--max-blob-store-bytes must not be negative")
+}
+
 // docs/operations.md documents every serve flag in its table, and no flag
 // the binary lacks: the flags come from the command itself, so a new flag
 // without a row fails here.

@@ -46,10 +46,10 @@ func openBlobs(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (skills
 	var store skills.BlobStore
 	if cfg.DataDir == "" {
 		log.Warn().Msg("blobs are kept in memory and lost on restart; set --data-dir to keep them")
-		store = skills.NewMemStore(skills.MemOptions{MaxBlobSize: cfg.MaxBlobSize, TTL: cfg.BlobTTL})
+		store = skills.NewMemStore(skills.MemOptions{MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL})
 	} else {
 		fs, err := skills.OpenFSStore(skills.FSOptions{
-			Dir: cfg.DataDir, MaxBlobSize: cfg.MaxBlobSize, TTL: cfg.BlobTTL,
+			Dir: cfg.DataDir, MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL,
 			Logger: log.With().Str("component", "blobs").Logger(),
 		})
 		if err != nil {
@@ -64,6 +64,9 @@ func openBlobs(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (skills
 	m.GaugeFunc("blobstore", "bytes", "Bytes held by the blob store.", func() float64 {
 		_, b := store.Usage()
 		return float64(b)
+	})
+	m.GaugeFunc("blobstore", "quota_bytes", "The blob store's byte quota (--max-blob-store-bytes); 0 means none.", func() float64 {
+		return float64(cfg.MaxBlobStoreBytes)
 	})
 	return store, nil
 }

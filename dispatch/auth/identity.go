@@ -56,6 +56,7 @@ type Limits struct {
 	Burst             int     // bucket size; at least 1 when RequestsPerSecond > 0
 	ConcurrentRuns    int     // execute_skill/run_code in flight
 	MaxConnections    int     // framed connections at once
+	BlobStoreBytes    int64   // bytes of all the identity's blobs together
 }
 
 // grant is what the auth file says about one identity. It is shared by the

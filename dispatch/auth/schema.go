@@ -14,6 +14,7 @@ import (
 const (
 	maxNameLen = 64
 	maxLimit   = 1_000_000
+	maxBytes   = 1 << 50 // a petabyte: past any disk, short of overflow
 )
 
 var (
@@ -268,6 +269,7 @@ func (p *parser) limits(v *yaml.Node, path string) Limits {
 		{name: "burst", parse: func(v *yaml.Node, path string) { l.Burst = p.count(v, path) }},
 		{name: "concurrent_runs", parse: func(v *yaml.Node, path string) { l.ConcurrentRuns = p.count(v, path) }},
 		{name: "max_connections", parse: func(v *yaml.Node, path string) { l.MaxConnections = p.count(v, path) }},
+		{name: "blob_store_bytes", parse: func(v *yaml.Node, path string) { l.BlobStoreBytes = p.byteCount(v, path) }},
 	})
 	switch {
 	case l.RequestsPerSecond > 0 && l.Burst == 0:
@@ -294,6 +296,17 @@ func (p *parser) count(v *yaml.Node, path string) int {
 	var n int
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!int" || v.Decode(&n) != nil || n < 0 || n > maxLimit {
 		p.fail(v, path, "must be a whole number from 0 (unlimited) to %d", maxLimit)
+		return 0
+	}
+	return n
+}
+
+// byteCount parses a size in bytes: a whole number, as YAML writes it
+// (1073741824, or 1_073_741_824 for legibility).
+func (p *parser) byteCount(v *yaml.Node, path string) int64 {
+	var n int64
+	if v.Kind != yaml.ScalarNode || v.Tag != "!!int" || v.Decode(&n) != nil || n < 0 || n > maxBytes {
+		p.fail(v, path, "must be a whole number of bytes from 0 (unlimited) to %d", int64(maxBytes))
 		return 0
 	}
 	return n

@@ -129,8 +129,10 @@ def print_traceback(exc):
         pass
 
 
-def failure(kind, message):
-    return {"ok": False, "type": kind, "message": message}
+def failure(kind, message, runtime=False):
+    """A failed result. runtime marks the runtime's own verdicts (limits, a
+    failed set-up); without it kind is an exception class of the code."""
+    return {"ok": False, "type": kind, "message": message, "runtime": runtime}
 
 
 def encode(value):
@@ -143,7 +145,7 @@ def encode(value):
     if size > OUTPUT_LIMIT:
         return None, failure("OUTPUT_TOO_LARGE", (
             "the return value is %d bytes serialized; the limit is %d bytes: "
-            "write larger data to a blob with runtime.blobs.write_json" % (size, OUTPUT_LIMIT)))
+            "write larger data to a blob with runtime.blobs.write_json" % (size, OUTPUT_LIMIT)), True)
     return out, None
 
 
@@ -153,7 +155,7 @@ def run(job):
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included
         print_traceback(exc)
         if isinstance(exc, MemoryError):
-            return failure("MEMORY_LIMIT_EXCEEDED", ("MemoryError: " + text(exc)).rstrip(": "))
+            return failure("MEMORY_LIMIT_EXCEEDED", ("MemoryError: " + text(exc)).rstrip(": "), True)
         return failure(type(exc).__name__, text(exc))
     out, fail = encode(value)
     if fail is not None:
@@ -179,7 +181,10 @@ def main():
     try:
         prepare(job, dir_fd)
     except BaseException as exc:
-        finish(failure("SANDBOX_ERROR", "preparing the run: " + text(exc)))
+        finish(failure("SANDBOX_ERROR", "preparing the run: " + text(exc), True))
+    # From here on the job's code runs in this process and could write to
+    # RESULT_FD itself: the gateway believes no set-up failure after "P".
+    os.write(RESULT_FD, b"P")
     pid = os.getpid()
     result = run(job)
     if os.getpid() != pid:  # a forked child returning from the code does not answer

@@ -1,0 +1,56 @@
+package skills
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// Why a store is full, as StorageFullError.Reason says it.
+const (
+	FullDisk       = "disk"        // the data folder's filesystem is out of space or inodes
+	FullFiles      = "files"       // the process is out of file descriptors
+	FullStoreQuota = "store_quota" // the store's own byte quota
+	FullOwnerQuota = "owner_quota" // the owner's byte quota
+)
+
+// StorageFullError says why a Put could not keep its blob. Its text is
+// safe to send to the client: it names the limit, never a file path.
+type StorageFullError struct {
+	Reason string // one of the Full* constants
+	// Limit, Used and Need are byte counts of a quota (zero for the disk
+	// and file descriptors, whose state the store does not track).
+	Limit, Used, Need int64
+	cause             error // the system error, for the gateway's own log
+}
+
+func (e *StorageFullError) Error() string {
+	switch e.Reason {
+	case FullStoreQuota:
+		return fmt.Sprintf("the gateway's blob store holds %d of its %d bytes; this blob needs %d more", e.Used, e.Limit, e.Need)
+	case FullOwnerQuota:
+		return fmt.Sprintf("this identity's blobs hold %d of its %d bytes; this blob needs %d more", e.Used, e.Limit, e.Need)
+	case FullFiles:
+		return "the gateway is out of file descriptors"
+	}
+	return "the gateway's blob storage is out of disk space"
+}
+
+// Is makes errors.Is(err, ErrStorageFull) true.
+func (e *StorageFullError) Is(target error) bool { return target == ErrStorageFull }
+
+// Unwrap returns the system error behind a disk or descriptor shortage.
+func (e *StorageFullError) Unwrap() error { return e.cause }
+
+// asStorageFull turns the errors of a full filesystem or an exhausted
+// descriptor table into a *StorageFullError and leaves others alone: only
+// these are the client's to retry, everything else is the gateway's fault.
+func asStorageFull(err error) error {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return &StorageFullError{Reason: FullDisk, cause: err}
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return &StorageFullError{Reason: FullFiles, cause: err}
+	}
+	return err
+}
