@@ -126,6 +126,38 @@ def test_error_and_info_notifications_reach_the_callbacks() -> None:
     run(body)
 
 
+def test_malformed_error_notifications_are_logged_and_ignored(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        errors: list[ErrorInfo] = []
+        async with FakeServer() as srv:
+            c, peer = await opened(srv, on_error=lambda info, params: errors.append(info))
+            peer.send({"jsonrpc": "2.0", "method": "_Error", "params": {"error": {"code": "x"}}})
+            peer.send({"jsonrpc": "2.0", "method": "_CloseReason", "params": {}})
+            call = asyncio.ensure_future(c.call("Echo"))
+            peer.answer(await peer.read(), {})
+            assert await call == {}
+            peer.writer.close()
+            err = await c.wait_closed()
+            assert err.info is None and not err.from_server  # the malformed reason was not adopted
+            assert errors == []
+
+    run(body)
+    assert any("ignored a malformed _CloseReason" in r.getMessage() for r in caplog.records)
+
+
+def test_a_keepalive_answered_with_an_error_still_proves_the_server_alive() -> None:
+    async def body() -> None:
+        async with FakeServer() as srv:
+            c, peer = await opened(srv, keepalive_interval=0.05, keepalive_timeout=5)
+            for _ in range(3):
+                ping = await peer.read()
+                peer.send({"jsonrpc": "2.0", "id": ping["id"], "error": {"code": -32601, "message": "no"}})
+            assert not c.closed
+            await c.close()
+
+    run(body)
+
+
 def test_a_callback_that_raises_does_not_break_the_connection() -> None:
     async def body() -> None:
         def boom(method: str, params: Mapping[str, Any]) -> None:
@@ -172,10 +204,7 @@ def test_close_reason_is_raised_with_its_fields() -> None:
         (_wire.encode_frame(b"[{}]", 100), "JSONRPC_INVALID_REQUEST"),
         (_wire.encode_frame(b'{"jsonrpc":"2.0","result":{},"id":"py-999"}', 100), "JSONRPC_INVALID_REQUEST"),
         (_wire.encode_frame(b'{"jsonrpc":"2.0","result":{},"id":12345}', 100), "JSONRPC_INVALID_REQUEST"),
-        (
-            _wire.encode_frame(b'{"jsonrpc":"2.0","method":"_CloseReason","params":{"error":{"code":"x"}}}', 100),
-            "JSONRPC_INVALID_REQUEST",
-        ),
+        (_wire.encode_frame(b'{"jsonrpc":"2.0","method":"_Error","params":[]}', 100), "JSONRPC_INVALID_REQUEST"),
     ],
 )
 def test_protocol_violations_abort_with_a_close_reason(data: bytes, string_code: str) -> None:
@@ -265,11 +294,11 @@ def test_concurrent_requests_are_matched_by_id_and_written_together() -> None:
             assert conn is not None
             real_write = conn._writer.write
 
-            def counting_write(data: bytes) -> None:  # type: ignore[override]
+            def counting_write(data: bytes) -> None:
                 writes.append(bytes(data))
                 real_write(data)
 
-            conn._writer.write = counting_write  # type: ignore[method-assign]
+            conn._writer.write = counting_write  # type: ignore[assignment]
             calls = [asyncio.ensure_future(c.call("Echo", {"n": n})) for n in range(20)]
             reqs = [await peer.read() for _ in range(20)]
             assert len(writes) == 1, "requests queued together leave in one write"

@@ -203,6 +203,9 @@ class Connection:
             self._fail(self._ended("the connection ended inside a frame"))
         except (ConnectionError, OSError, ssl.SSLError) as e:
             self._fail(self._ended(f"the connection failed ({e.__class__.__name__}: {e})"))
+        except Exception as e:  # a bug here must not leave calls hanging
+            self._log.exception("skillgate: reader failed")
+            self._fail(ConnectionClosedError(f"the client's reader failed ({e.__class__.__name__}: {e})"))
 
     def _ended(self, what: str) -> ConnectionClosedError:
         """The error for a stream that ended, naming the server's reason."""
@@ -249,13 +252,17 @@ class Connection:
     def _on_close_reason(self, params: Mapping[str, Any]) -> None:
         # The first reason is definitive; the server closes the stream
         # itself, so this side only waits for the end of it.
-        info = _wire.decode_error(params.get("error"))
+        info = self._notified_error("_CloseReason", params)
+        if info is None:
+            return
         if self._close_reason is None:
             self._close_reason = info
         self._log.warning("skillgate: server closing the connection: %s", info)
 
     def _on_error_notification(self, params: Mapping[str, Any]) -> None:
-        info = _wire.decode_error(params.get("error"))
+        info = self._notified_error("_Error", params)
+        if info is None:
+            return
         if self._opts.on_error is None:
             self._log.warning("skillgate: server reported %s (params %s)", info, dict(params))
             return
@@ -263,6 +270,18 @@ class Connection:
             self._opts.on_error(info, params)
         except Exception:
             self._log.exception("skillgate: on_error callback failed")
+
+    def _notified_error(self, method: str, params: Mapping[str, Any]) -> ErrorInfo | None:
+        """The error a _CloseReason or _Error carries; None (logged) if malformed.
+
+        The message itself is valid, only its params are not: that is no
+        reason to abort, and these notifications must never be answered.
+        """
+        try:
+            return _wire.decode_error(params.get("error"))
+        except _wire.Violation as v:
+            self._log.warning("skillgate: ignored a malformed %s (%s): %s", method, v.info.details, dict(params))
+            return None
 
     def _callback(self, cb: NotificationCallback | None, level: int, method: str, params: Mapping[str, Any]) -> None:
         if cb is None:
@@ -289,7 +308,10 @@ class Connection:
                 info = ErrorInfo(CODE_KEEPALIVE, "Keepalive timeout.", "KEEPALIVE", f"no answer within {timeout:g}s")
                 self._abort(KeepaliveTimeoutError("the server did not answer a _Keepalive", info), info)
                 return
-            except (ConnectionClosedError, RpcError):
+            except RpcError as e:
+                # An answer, even an error, shows the server is alive.
+                self._log.debug("skillgate: _Keepalive answered with %s", e.info)
+            except ConnectionClosedError:
                 return  # the reader records why the connection ended
 
     # ---- ending ------------------------------------------------------------
