@@ -14,6 +14,8 @@ Quick start::
     asyncio.run(main())
 """
 
+import logging
+
 from ._version import __version__
 from .client import PROTOCOL_VERSION, Client, Reconnect
 from .connection import Connection, ConnectionOptions
@@ -39,6 +41,10 @@ from .types import (
     SkillEntry,
     SkillFile,
 )
+
+# A library leaves log output to the application: without a configured
+# handler, the "skillgate" logger stays silent instead of printing warnings.
+logging.getLogger("skillgate").addHandler(logging.NullHandler())
 
 __all__ = [
     "__version__",

@@ -23,7 +23,7 @@ PROTOCOL_VERSION = "1.0"
 
 # Close reasons that say this client misbehaved: reconnecting would only
 # repeat the mistake.
-_NO_RECONNECT = frozenset({"JSONRPC_PARSE_ERROR", "JSONRPC_INVALID_REQUEST", "INIT_TIMEOUT"})
+_NO_RECONNECT = frozenset({"JSONRPC_PARSE_ERROR", "JSONRPC_INVALID_REQUEST"})
 
 
 @dataclass(frozen=True)
