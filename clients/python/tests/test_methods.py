@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from types import MappingProxyType
 
 import pytest
 from conftest import Gateway, run
@@ -173,6 +174,8 @@ def test_bad_arguments_fail_locally_and_leave_the_connection_usable(shared_gatew
             with pytest.raises(TypeError):
                 await c.create_blob(123)  # type: ignore[arg-type]
             assert (await c.list_skills())["skills"]
+            # Any mapping is a JSON object, not only a dict.
+            assert (await c.call("list_skills", MappingProxyType({"limit": 1})))["skills"]
 
     run(body)
 

@@ -213,7 +213,7 @@ class Client(SkillsMethods):
         if not isinstance(params, Mapping):
             raise TypeError(f"params must be a mapping (a JSON object), not {type(params).__name__}")
         conn = await self._usable_conn()
-        request = conn.request(method, params)
+        request = conn.request(method, dict(params))
         result = await (asyncio.wait_for(request, timeout) if timeout is not None else request)
         return dict(result)
 
