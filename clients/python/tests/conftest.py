@@ -112,6 +112,22 @@ class Gateway:
     def signal(self, sig: int) -> None:
         self.proc.send_signal(sig)
 
+    def freeze(self, timeout: float = 20.0) -> None:
+        """SIGSTOP the gateway and wait until every thread has stopped.
+
+        kill() returns before the group stop completes; a thread still
+        running could answer one more request.
+        """
+        self.proc.send_signal(signal.SIGSTOP)
+        tasks = Path(f"/proc/{self.proc.pid}/task")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            states = [_task_state(t) for t in tasks.iterdir()]
+            if states and all(st in ("T", "t") for st in states):
+                return
+            time.sleep(0.005)
+        raise AssertionError("the gateway did not stop")
+
     def wait_exit(self, timeout: float = 30.0) -> int:
         return self.proc.wait(timeout=timeout)
 
@@ -121,6 +137,14 @@ class Gateway:
             self.proc.kill()
         self.proc.wait(timeout=30)
         self._reader.join(timeout=10)
+
+
+def _task_state(task: Path) -> str:
+    try:
+        # The state follows the parenthesised command name, which may hold spaces.
+        return (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "T"  # the thread is gone
 
 
 StartGateway = Callable[..., Gateway]

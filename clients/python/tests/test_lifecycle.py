@@ -53,7 +53,7 @@ def test_keepalive_timeout_detects_a_stopped_server(start_gateway: StartGateway)
 
     async def body() -> None:
         async with client_for(gw, keepalive_interval=0.2, keepalive_timeout=0.5) as c:
-            gw.signal(signal.SIGSTOP)
+            gw.freeze()
             try:
                 with pytest.raises(KeepaliveTimeoutError) as caught:
                     await c.list_skills()  # never answered: the keepalive gives up
