@@ -45,6 +45,10 @@ unit: ## go test -race ./... (the gateway and the bench module)
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(BENCHMOD) $(GO) test -race -count=1 -timeout 10m ./...
 
+.PHONY: test-python
+test-python: build ## Python client tests (clients/python) against bin/skillgate; needs python3-pytest
+	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/python/run-tests.sh
+
 fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
 	./.ci/fuzz $(FUZZTIME)
 

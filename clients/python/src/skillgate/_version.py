@@ -1,0 +1,3 @@
+"""The package version, in one place for the client's Initialize and packaging."""
+
+__version__ = "0.1.0"
