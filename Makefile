@@ -13,7 +13,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 RUN_ARGS  ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test lint vet fmt-check staticcheck unit fuzz bench clean
+.PHONY: help build run test lint vet fmt-check staticcheck unit fuzz bench clean test-typescript
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -47,6 +47,9 @@ unit: ## go test -race ./... (the gateway and the bench module)
 
 fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
 	./.ci/fuzz $(FUZZTIME)
+
+test-typescript: build ## The TypeScript client's tests (node --test) against bin/skillgate
+	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/typescript/run-tests.sh
 
 bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peers (BENCH_ARGS=--full for the long run)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...

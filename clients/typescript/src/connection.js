@@ -412,7 +412,10 @@ export class Connection {
     }
     const timeoutMs = this.options.keepaliveTimeoutMs ?? 20000;
     this.request('_Keepalive', {}, { timeoutMs }).then(
-      () => this.armKeepalive(),
+      () => {
+        this.trafficSeen = false; // the answer itself is no reason to skip the next probe
+        this.armKeepalive();
+      },
       (err) => {
         if (err instanceof CallTimeoutError) {
           this.abort({

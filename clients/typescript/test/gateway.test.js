@@ -1,7 +1,7 @@
 // The client against the real gateway: Initialize, the eight methods, blobs,
 // runs, concurrency, errors, size limits and pipelining. One gateway serves
 // every test of this file.
-import { before, after, test } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import {
@@ -16,7 +16,7 @@ import {
   SkillgateError,
   VERSION,
 } from '../src/index.js';
-import { startGateway, PATIENCE_MS } from './helpers.js';
+import { startGateway, test, PATIENCE_MS } from './helpers.js';
 
 /** @type {import('./helpers.js').Gateway} */
 let gw;

@@ -1,6 +1,7 @@
 // Test helpers: the real gateway as a child process on loopback ports, and
 // a tiny framed server for the cases a real gateway cannot be made to do.
 import { spawn } from 'node:child_process';
+import { test as nodeTest } from 'node:test';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,30 @@ export const gatewayBin = process.env.SKILLGATE_BIN || join(repoRoot, 'bin', 'sk
 
 /** A generous ceiling for anything that waits on the gateway; a safety net only. */
 export const PATIENCE_MS = 60_000;
+/** The ceiling of one whole test, so that a hang fails the test instead of the run. */
+export const TEST_TIMEOUT_MS = 3 * PATIENCE_MS;
+
+/**
+ * node:test's test with TEST_TIMEOUT_MS as the default timeout.
+ * @type {typeof nodeTest}
+ */
+export const test = /** @type {any} */ ((name, options, fn) => {
+  if (typeof options === 'function') [fn, options] = [options, {}];
+  return nodeTest(name, { timeout: TEST_TIMEOUT_MS, ...options }, fn);
+});
+
+/** Gateways still running, killed if this process is told to stop. */
+const children = new Set();
+const killChildren = () => {
+  for (const c of children) c.kill('SIGKILL');
+};
+process.on('exit', killChildren);
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => {
+    killChildren();
+    process.exit(1);
+  });
+}
 
 /**
  * Makes a temp dir removed when the test (or suite) ends.
@@ -44,6 +69,8 @@ export async function startGateway(t, args = []) {
     '--skills-dir', examplesDir, '--data-dir', join(dir, 'data'), '--watch-skills=false',
     '--sandbox-warm-pool', '0', ...args,
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
   const gw = new Gateway(proc);
   t.after(() => gw.kill());
   await gw.ready();
@@ -121,7 +148,7 @@ export class Gateway {
 
   /** @param {NodeJS.Signals} signal */
   signal(signal) {
-    this.proc.kill(signal);
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill(signal);
   }
 
   kill() {
