@@ -57,9 +57,10 @@ export interface ClientOptions {
   /** Default "1.0". */
   protocolVersion?: string;
   /**
-   * Largest message body in bytes (UTF-8), both ways (default 1 MiB, the
-   * gateway's default). Outgoing, the server's advertised max_message_size
-   * lowers it. A larger incoming frame aborts the connection.
+   * Largest message body in bytes (UTF-8), both ways. Outgoing, the server's
+   * advertised max_message_size lowers it; a larger incoming frame aborts the
+   * connection. Unset: 1 MiB (the gateway's default) until Initialize, then
+   * the server's max_message_size both ways.
    */
   maxMessageSize?: number;
   /** Client keepalive; `false` turns it off (the server's probes are always answered). */
@@ -430,6 +431,7 @@ export class Connection {
   /** Starts writing queued frames and probing; call once the socket is connected. */
   start(): void;
   setOutgoingLimit(limit: number): void;
+  setIncomingLimit(limit: number): void;
   request(method: string, params: Record<string, unknown>, options?: CallOptions): Promise<Record<string, any>>;
   notify(method: string, params: Record<string, unknown>): void;
   close(): Promise<Error>;

@@ -13,7 +13,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import { Connection } from './connection.js';
-import { DEFAULT_MAX_MESSAGE_SIZE } from './framing.js';
+import { DEFAULT_MAX_MESSAGE_SIZE, MAX_FRAME_BODY } from './framing.js';
 import { ConnectError, ConnectionClosedError, RpcError, SkillgateError } from './errors.js';
 import { VERSION } from './version.js';
 
@@ -176,11 +176,24 @@ export class Client extends EventEmitter {
       throw err;
     }
     if (conn.finished) throw conn.closedError(); // closed right after answering
-    if (typeof result.max_message_size === 'number' && result.max_message_size > 0) {
-      conn.setOutgoingLimit(Math.min(result.max_message_size, o.maxMessageSize ?? Infinity));
-    }
+    this.adoptLimits(conn, result);
     this.session = result;
     return result;
+  }
+
+  /**
+   * Applies the server's max_message_size: outgoing always (it would abort
+   * on a larger frame); incoming only when maxMessageSize was left unset,
+   * since an explicit option is the caller's own bound.
+   * @param {Connection} conn
+   * @param {InitializeResult} result
+   */
+  adoptLimits(conn, result) {
+    const advertised = result.max_message_size;
+    if (!Number.isInteger(advertised) || advertised <= 0 || advertised > MAX_FRAME_BODY) return;
+    const own = this.options.maxMessageSize;
+    conn.setOutgoingLimit(Math.min(advertised, own ?? Infinity));
+    if (own === undefined) conn.setIncomingLimit(advertised);
   }
 
   /** @returns {import('node:net').Socket} a socket, still connecting */

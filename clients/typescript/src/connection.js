@@ -100,12 +100,21 @@ export class Connection {
   }
 
   /**
-   * Lowers (or raises) the largest body this side sends, e.g. to the
-   * max_message_size the server advertised.
+   * Sets the largest body this side sends, e.g. to the max_message_size the
+   * server advertised.
    * @param {number} limit
    */
   setOutgoingLimit(limit) {
     this.outgoingLimit = limit;
+  }
+
+  /**
+   * Sets the largest body this side accepts; frames already begun keep the
+   * limit they were checked against.
+   * @param {number} limit
+   */
+  setIncomingLimit(limit) {
+    this.parser.maxMessageSize = limit;
   }
 
   /**
@@ -366,6 +375,7 @@ export class Connection {
       if (!this.closeReason && errorProblem(error) === undefined) {
         this.closeReason = new CloseReasonError(/** @type {any} */ (error), true);
       }
+      clearTimeout(this.keepaliveTimer); // send nothing more in answer to it
       return undefined;
     }
     this.options.onNotification?.(method, params);

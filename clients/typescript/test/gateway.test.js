@@ -3,7 +3,11 @@
 // every test of this file.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   Client,
   connect,
@@ -16,7 +20,9 @@ import {
   SkillgateError,
   VERSION,
 } from '../src/index.js';
-import { startGateway, test, PATIENCE_MS } from './helpers.js';
+import { startGateway, tempDir, test, PATIENCE_MS } from './helpers.js';
+
+const run = promisify(execFile);
 
 /** @type {import('./helpers.js').Gateway} */
 let gw;
@@ -314,4 +320,19 @@ test('raw: Initialize and two calls written with one socket write', async (t) =>
   for (const id of ['r-1', 'r-2', 'r-3']) {
     assert.ok(answers.get(id).result, `${id}: ${JSON.stringify(answers.get(id))}`);
   }
+});
+
+test('the README example runs as written', async (t) => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const example = readme.match(/```js\n([\s\S]*?)```/)[1];
+  assert.ok(example.split('\n').filter(Boolean).length <= 10, 'the example stays ten lines');
+  const dir = tempDir(t, 'skillgate-readme-');
+  const file = join(dir, 'example.mjs');
+  writeFileSync(file, example
+    .replace("'@skillgate/client'", JSON.stringify(new URL('../src/index.js', import.meta.url).href))
+    .replace('port: 7400', `port: ${gw.address().port}`));
+  const { stdout } = await run(process.execPath, [file], { timeout: PATIENCE_MS, env: { ...process.env, SKILLGATE_TOKEN: '' } });
+  assert.match(stdout, /acme\.math\.add 1\.1\.0/);
+  assert.match(stdout, /completed \{ sum: 42, count: 2 \}/);
+  assert.match(stdout, /SKILL_NOT_FOUND/);
 });

@@ -149,3 +149,25 @@ test('TLS with a client certificate (mutual TLS)', { skip: !haveOpenssl() && 'th
     });
   });
 });
+
+test('message size limits follow the server\'s max_message_size unless set', async (t) => {
+  const twoMiB = 2 << 20;
+  const gw = await startGateway(t, ['--max-message-size', String(twoMiB)]);
+  const content = 'ä'.repeat(750_000); // 1.5 MB of UTF-8: over 1 MiB, under 2 MiB
+
+  const follows = await connect(gw.address());
+  t.after(() => follows.close());
+  assert.equal(follows.session.max_message_size, twoMiB);
+  const blob = await follows.createBlob({ content });
+  const back = await follows.readBlob({ blob_id: blob.blob_id, mode: 'full' });
+  assert.equal(back.content, content, 'a 1.5 MB answer is accepted');
+
+  const own = await connect({ ...gw.address(), maxMessageSize: 1 << 20 });
+  t.after(() => own.close());
+  await assert.rejects(own.createBlob({ content }), { stringCode: 'MESSAGE_TOO_LARGE', limit: 1 << 20 });
+
+  const larger = await connect({ ...gw.address(), maxMessageSize: 4 << 20 });
+  t.after(() => larger.close());
+  await assert.rejects(larger.createBlob({ content: content + content }), { stringCode: 'MESSAGE_TOO_LARGE', limit: twoMiB });
+  assert.equal(larger.state, 'ready');
+});
