@@ -16,6 +16,7 @@ import { Connection } from './connection.js';
 import { DEFAULT_MAX_MESSAGE_SIZE, MAX_FRAME_BODY } from './framing.js';
 import { ConnectError, ConnectionClosedError, RpcError, SkillgateError } from './errors.js';
 import { VERSION } from './version.js';
+import { errorProblem } from './wire.js';
 
 /** The application protocol version this client speaks. */
 export const PROTOCOL_VERSION = '1.0';
@@ -37,6 +38,7 @@ export class Client extends EventEmitter {
   /** @param {ClientOptions} [options] */
   constructor(options = {}) {
     super();
+    checkOptions(options);
     this.options = options;
     this.reconnectPolicy = reconnectPolicy(options.reconnect);
     /** @type {'new' | 'connecting' | 'ready' | 'reconnecting' | 'closed'} */
@@ -201,7 +203,9 @@ export class Client extends EventEmitter {
     const o = this.options;
     const host = o.host ?? DEFAULTS.host;
     const port = o.port ?? DEFAULTS.port;
-    if (!o.tls) return net.connect({ host, port });
+    // Frames are coalesced per turn of the event loop already; Nagle would
+    // only hold the next batch back for an ACK.
+    if (!o.tls) return net.connect({ host, port }).setNoDelay(true);
     const t = o.tls === true ? {} : o.tls;
     return tls.connect({
       host,
@@ -212,7 +216,7 @@ export class Client extends EventEmitter {
       servername: t.servername ?? (net.isIP(host) ? undefined : host),
       rejectUnauthorized: t.rejectUnauthorized ?? true,
       minVersion: 'TLSv1.2',
-    });
+    }).setNoDelay(true);
   }
 
   /**
@@ -260,7 +264,7 @@ export class Client extends EventEmitter {
       this.emit('info', params);
     } else if (method === '_Error') {
       const error = params?.error;
-      const valid = error && Number.isInteger(error.code) && typeof error.message === 'string';
+      const valid = errorProblem(error) === undefined;
       this.emit('serverError', valid ? new RpcError(error, params.method) : params, params);
     } else {
       this.emit('notification', method, params);
@@ -372,6 +376,32 @@ export async function connect(options) {
   const client = new Client(options);
   await client.connect();
   return client;
+}
+
+/**
+ * Refuses options that would fail later in a confusing way (a port of
+ * "7400x", a keepalive that never times out).
+ * @param {ClientOptions} o
+ */
+function checkOptions(o) {
+  if (typeof o !== 'object' || o === null) throw new TypeError('Client: options must be an object');
+  if (o.port !== undefined && !(Number.isInteger(o.port) && o.port > 0 && o.port < 65536)) {
+    throw new RangeError(`Client: port must be an integer in [1, 65535], got ${o.port}`);
+  }
+  if (o.host !== undefined && (typeof o.host !== 'string' || o.host === '')) {
+    throw new TypeError('Client: host must be a non-empty string');
+  }
+  if (o.maxMessageSize !== undefined && !(Number.isInteger(o.maxMessageSize) && o.maxMessageSize > 0 && o.maxMessageSize <= MAX_FRAME_BODY)) {
+    throw new RangeError(`Client: maxMessageSize must be an integer in [1, ${MAX_FRAME_BODY}], got ${o.maxMessageSize}`);
+  }
+  /** @type {[string, unknown][]} */
+  const durations = [['connectTimeoutMs', o.connectTimeoutMs]];
+  if (o.keepalive) durations.push(['keepalive.intervalMs', o.keepalive.intervalMs], ['keepalive.timeoutMs', o.keepalive.timeoutMs]);
+  for (const [name, v] of durations) {
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) {
+      throw new RangeError(`Client: ${name} must be a positive number of milliseconds, got ${v}`);
+    }
+  }
 }
 
 /**

@@ -19,9 +19,8 @@ import {
   FrameError,
   RpcError,
 } from './errors.js';
+import { ERR_INVALID, ERR_PARSE, errorProblem, isObject } from './wire.js';
 
-const INT32_MIN = -(2 ** 31);
-const INT32_MAX = 2 ** 31 - 1;
 /** How long an abort waits for its _CloseReason to leave before destroying the socket. */
 const ABORT_LINGER_MS = 1000;
 
@@ -47,9 +46,6 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * @property {() => void} cleanup clears the caller's timer and abort listener
  */
 
-/** A JSON-RPC error object shape: code, message and optional data. */
-const ERR_PARSE = { code: -32700, message: 'Parse error.' };
-const ERR_INVALID = { code: -32600, message: 'Invalid request.' };
 
 export class Connection {
   /**
@@ -439,29 +435,4 @@ export class Connection {
       },
     );
   }
-}
-
-/**
- * @param {unknown} v
- * @returns {v is Record<string, any>}
- */
-function isObject(v) {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/**
- * Checks an error object against the spec's receiver rules.
- * @param {unknown} error
- * @returns {string | undefined} the violation, if any
- */
-function errorProblem(error) {
-  if (!isObject(error)) return 'error must be a JSON object';
-  const { code, message, data } = error;
-  if (!Number.isInteger(code) || code < INT32_MIN || code > INT32_MAX) return 'error.code must be a 32-bit integer';
-  if (typeof message !== 'string') return 'error.message must be a string';
-  if (data === undefined) return undefined;
-  if (!isObject(data)) return 'error.data must be a JSON object';
-  if (data.string_code !== undefined && typeof data.string_code !== 'string') return 'error.data.string_code must be a string';
-  if (data.details !== undefined && typeof data.details !== 'string') return 'error.data.details must be a string';
-  return undefined;
 }

@@ -352,6 +352,20 @@ test('close() during a reconnect delay stops it', async (t) => {
   assert.equal(client.state, 'closed');
 });
 
+test('options are checked', () => {
+  assert.throws(() => new Client({ port: 0 }), RangeError);
+  assert.throws(() => new Client({ port: '7400' }), RangeError);
+  assert.throws(() => new Client({ port: 70000 }), RangeError);
+  assert.throws(() => new Client({ host: '' }), TypeError);
+  assert.throws(() => new Client({ maxMessageSize: 0 }), RangeError);
+  assert.throws(() => new Client({ maxMessageSize: 2 ** 32 }), RangeError);
+  assert.throws(() => new Client({ keepalive: { timeoutMs: 0 } }), /keepalive.timeoutMs/);
+  assert.throws(() => new Client({ keepalive: { intervalMs: -5 } }), /keepalive.intervalMs/);
+  assert.throws(() => new Client({ connectTimeoutMs: Infinity }), /connectTimeoutMs/);
+  assert.throws(() => new Client(null), TypeError);
+  assert.doesNotThrow(() => new Client({ port: 1, keepalive: false, maxMessageSize: 16384 }));
+});
+
 test('reconnect options are checked', () => {
   assert.throws(() => new Client({ reconnect: { maxAttempts: -1 } }), RangeError);
   assert.throws(() => new Client({ reconnect: { initialDelayMs: Number.NaN } }), RangeError);
