@@ -37,7 +37,7 @@ export interface KeepaliveOptions {
 export interface ReconnectOptions {
   /** Attempts after a connection drops; a server retry hint may lower it (default 5). */
   maxAttempts?: number;
-  /** Delay before the first attempt when the server gave no hint; doubles each time (default 250). */
+  /** Delay before the first attempt when the server gave no hint; doubles each time (default 250). Delays get up to 20% added at random. */
   initialDelayMs?: number;
   /** Upper bound of any delay, hinted or not (default 10000). */
   maxDelayMs?: number;

@@ -14,7 +14,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { Connection } from './connection.js';
 import { DEFAULT_MAX_MESSAGE_SIZE, MAX_FRAME_BODY } from './framing.js';
-import { ConnectError, ConnectionClosedError, RpcError, SkillgateError } from './errors.js';
+import { CloseReasonError, ConnectError, ConnectionClosedError, RpcError, SkillgateError } from './errors.js';
 import { VERSION } from './version.js';
 import { errorProblem } from './wire.js';
 
@@ -300,7 +300,7 @@ export class Client extends EventEmitter {
     let last = reason;
     let delayHint = hint?.suggestedDelayMs;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      const delayMs = Math.min(delayHint ?? policy.initialDelayMs * 2 ** (attempt - 1), policy.maxDelayMs);
+      const delayMs = Math.min(spread(delayHint ?? policy.initialDelayMs * 2 ** (attempt - 1)), policy.maxDelayMs);
       this.emit('reconnecting', { attempt, delayMs, error: last });
       await this.sleep(delayMs);
       if (this.state !== 'reconnecting') return;
@@ -313,7 +313,7 @@ export class Client extends EventEmitter {
       } catch (err) {
         if (this.state !== 'reconnecting') return;
         last = /** @type {Error} */ (err);
-        if (last instanceof RpcError && !last.retryable) break; // refused for good: auth, version
+        if (refusedForGood(last)) break;
         delayHint = last instanceof RpcError ? last.retry?.suggestedDelayMs : undefined;
       }
     }
@@ -376,6 +376,25 @@ export async function connect(options) {
   const client = new Client(options);
   await client.connect();
   return client;
+}
+
+/**
+ * Adds up to 20% to a delay, so that the clients a drain disconnected
+ * together do not all come back in the same millisecond.
+ * @param {number} ms
+ */
+function spread(ms) {
+  return ms + Math.floor(Math.random() * ms * 0.2);
+}
+
+/**
+ * Whether a failed attempt should end the reconnecting: an error answer
+ * without a retry hint (AUTH_REQUIRED, VERSION_INCOMPATIBLE) will not
+ * change; dropped connections and close reasons may.
+ * @param {Error} err
+ */
+function refusedForGood(err) {
+  return err instanceof RpcError && !(err instanceof CloseReasonError) && !err.retryable;
 }
 
 /**
