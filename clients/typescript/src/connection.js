@@ -46,7 +46,6 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * @property {() => void} cleanup clears the caller's timer and abort listener
  */
 
-
 export class Connection {
   /**
    * The socket may still be connecting: frames queue until start().
@@ -203,6 +202,9 @@ export class Connection {
     if (this.finished) return;
     const reason = new CloseReasonError(error, false);
     this.closeReason ??= reason;
+    // Nothing queued may follow the reason. While the socket is blocked the
+    // reason is not written at all: the spec forbids a write that may hang.
+    this.queue = [];
     try {
       this.send(encodeFrame({ jsonrpc: '2.0', method: '_CloseReason', params: { error } }, this.outgoingLimit), true);
     } catch {
@@ -295,7 +297,6 @@ export class Connection {
   /** @param {Buffer} chunk */
   onData(chunk) {
     if (this.finished) return;
-    this.trafficSeen = true;
     let bodies;
     try {
       bodies = this.parser.push(chunk);
@@ -304,6 +305,9 @@ export class Connection {
       this.abort({ ...ERR_PARSE, data: { string_code: 'JSONRPC_PARSE_ERROR', details: e.message } });
       return;
     }
+    // Only whole messages count as signs of life: a server that trickles a
+    // frame byte by byte is probed, and the probe's answer is stuck behind it.
+    if (bodies.length > 0) this.trafficSeen = true;
     for (const body of bodies) {
       if (this.finished) return;
       this.onMessage(body);

@@ -224,6 +224,23 @@ test('a silent server is detected by the client keepalive', async (t) => {
   assert.equal(sent.params.error.data.string_code, 'KEEPALIVE');
 });
 
+test('a server that trickles a frame without finishing it is detected', async (t) => {
+  let trickle;
+  t.after(() => clearInterval(trickle));
+  const srv = await fakeServer(t, async (peer) => {
+    await peer.initialize();
+    peer.socket.setNoDelay(true); // every byte must leave at once, not wait for an ACK
+    peer.socket.write('00100000:{"jsonrpc":'); // 1 MiB declared: never finished here
+    trickle = setInterval(() => peer.socket.write(' '), 2);
+  });
+  const client = new Client({ ...srv, keepalive: { intervalMs: 200, timeoutMs: 200 } });
+  t.after(() => client.close());
+  const closed = nextEvent(client, 'close');
+  await client.connect();
+  const [reason] = await closed;
+  assert.equal(reason.stringCode, 'KEEPALIVE');
+});
+
 test('an answered client keepalive keeps the connection', async (t) => {
   const srv = await fakeServer(t, async (peer) => {
     await peer.initialize();
