@@ -13,7 +13,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 RUN_ARGS  ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test lint vet fmt-check staticcheck unit fuzz bench clean test-typescript
+.PHONY: help build run test lint vet fmt-check staticcheck unit fuzz bench clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -48,6 +48,7 @@ unit: ## go test -race ./... (the gateway and the bench module)
 fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
 	./.ci/fuzz $(FUZZTIME)
 
+.PHONY: test-typescript
 test-typescript: build ## The TypeScript client's tests (node --test) against bin/skillgate
 	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/typescript/run-tests.sh
 
