@@ -306,8 +306,8 @@ export class Client extends EventEmitter {
   /** Closes for good; calls in flight fail with CONNECTION_CLOSED. Idempotent. */
   close(): Promise<void>;
 
-  /** Calls any method; rejects with RpcError on an error response. */
-  call<T = Record<string, any>>(method: string, params?: Record<string, unknown>, options?: CallOptions): Promise<T>;
+  /** Calls any method with an object of params (not an array); rejects with RpcError on an error response. */
+  call<T = Record<string, any>>(method: string, params?: object, options?: CallOptions): Promise<T>;
 
   listSkills(params?: ListSkillsParams, options?: CallOptions): Promise<ListSkillsResult>;
   describeSkill(params: DescribeSkillParams, options?: CallOptions): Promise<DescribeSkillResult>;
@@ -432,8 +432,8 @@ export class Connection {
   start(): void;
   setOutgoingLimit(limit: number): void;
   setIncomingLimit(limit: number): void;
-  request(method: string, params: Record<string, unknown>, options?: CallOptions): Promise<Record<string, any>>;
-  notify(method: string, params: Record<string, unknown>): void;
+  request(method: string, params: object, options?: CallOptions): Promise<Record<string, any>>;
+  notify(method: string, params: object): void;
   close(): Promise<Error>;
   abort(error: WireError): void;
   destroy(err: Error): void;

@@ -10,6 +10,7 @@ import {
   type InitializeResult,
   type RunResult,
   type ClientOptions,
+  type ListSkillsParams,
 } from '@skillgate/client';
 
 async function main(): Promise<void> {
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
   const read = await client.readBlob({ blob_id: blob.blob_id, mode: 'full' });
   const guide = await client.loadSkillsProtocolGuide({ signal: AbortSignal.timeout(1000) });
   const generic = await client.call<{ skills: unknown[] }>('ListSkills', {});
+  const typedParams: ListSkillsParams = { limit: 1 };
+  await client.call('list_skills', typedParams);
   console.log(cursor, next, code.output, text.sha256, read.content, guide.content, generic.skills.length);
 
   client.on('close', (reason) => {
