@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, connect, CloseReasonError, ConnectError, SkillgateError } from '../src/index.js';
-import { startGateway, nextEvent, tempDir, test, PATIENCE_MS } from './helpers.js';
+import { Client, connect, CloseReasonError, ConnectError, RpcError, SkillgateError } from '../src/index.js';
+import { gatewayBin, startGateway, nextEvent, tempDir, test, PATIENCE_MS } from './helpers.js';
 
 test('a stopped gateway is detected by the client keepalive', async (t) => {
   const gw = await startGateway(t);
@@ -170,4 +170,31 @@ test('message size limits follow the server\'s max_message_size unless set', asy
   t.after(() => larger.close());
   await assert.rejects(larger.createBlob({ content: content + content }), { stringCode: 'MESSAGE_TOO_LARGE', limit: twoMiB });
   assert.equal(larger.state, 'ready');
+});
+
+test('a token in Initialize authenticates; none or a wrong one is refused', async (t) => {
+  const dir = tempDir(t, 'skillgate-auth-');
+  const out = execFileSync(gatewayBin, ['token'], { encoding: 'utf8' });
+  const token = out.match(/^token: (\S+)$/m)[1];
+  const hash = out.match(/^hash: +(\S+)$/m)[1];
+  const authFile = join(dir, 'auth.yaml');
+  writeFileSync(authFile, `identities:\n  - name: ci\n    class: service\n    tokens: ["${hash}"]\n` +
+    '    methods: ["*"]\n    namespaces: ["*"]\n');
+  const gw = await startGateway(t, ['--auth-file', authFile]);
+
+  const client = await connect({ ...gw.address(), token });
+  t.after(() => client.close());
+  assert.equal(client.session.identity, 'ci');
+  assert.ok((await client.listSkills()).skills.length > 0);
+
+  for (const bad of [undefined, `${token}x`]) {
+    const refused = new Client({ ...gw.address(), token: bad, reconnect: true });
+    await assert.rejects(refused.connect(), (err) => {
+      assert.ok(err instanceof RpcError, String(err));
+      assert.match(err.stringCode, /^(AUTH_REQUIRED|PERMISSION_DENIED)$/);
+      assert.equal(err.method, 'Initialize');
+      return true;
+    });
+    assert.equal(refused.state, 'closed', 'a refused first connect is not retried');
+  }
 });
