@@ -52,6 +52,10 @@ test-python: build ## Python client tests (clients/python) against bin/skillgate
 fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
 	./.ci/fuzz $(FUZZTIME)
 
+.PHONY: test-typescript
+test-typescript: build ## The TypeScript client's tests (node --test) against bin/skillgate
+	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/typescript/run-tests.sh
+
 bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peers (BENCH_ARGS=--full for the long run)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	$(BENCHMOD) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
