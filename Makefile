@@ -24,7 +24,7 @@ build: ## Build bin/skillgate
 run: build ## Run the gateway with the example skills (framed :7400, HTTP :8080, metrics :9400)
 	$(BIN) serve --log-format console --skills-dir examples/skills --data-dir .data $(RUN_ARGS)
 
-test: lint unit fuzz ## Lint, race-enabled tests, and a few seconds of every fuzz target
+test: lint unit fuzz test-clients ## Lint, race-enabled tests, a few seconds of every fuzz target, the client suites
 
 lint: fmt-check vet staticcheck ## gofmt, go vet and staticcheck
 
@@ -45,7 +45,9 @@ unit: ## go test -race ./... (the gateway and the bench module)
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(BENCHMOD) $(GO) test -race -count=1 -timeout 10m ./...
 
-.PHONY: test-python
+.PHONY: test-clients test-python
+test-clients: test-python test-typescript ## The Python and TypeScript clients' suites against bin/skillgate
+
 test-python: build ## Python client tests (clients/python) against bin/skillgate; needs python3-pytest
 	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/python/run-tests.sh
 
