@@ -175,6 +175,6 @@ func TestAbuseManyRunsLeaveNothing(t *testing.T) {
 	waitIdle(t, r)
 	require.Eventually(t, func() bool { return r.Stats().WarmReady == 2 }, 30*time.Second, 10*time.Millisecond)
 	// Two warm sandboxes: two pid 1s and two Pythons, nothing else.
-	procs := processesInRange(r.cfg.UIDBase)
+	procs := runnerProcesses(r.name)
 	assert.Len(t, procs, 4, strings.Join(procs, "\n"))
 }
