@@ -107,7 +107,7 @@ func checkOwnWorkDir(dir string) error {
 	case !st.IsDir():
 		return fmt.Errorf("work dir %s is not a directory", dir)
 	case !ok || int(sys.Uid) != os.Geteuid():
-		return fmt.Errorf("work dir %s belongs to another user; pick a directory of your own (--sandbox-work-dir or XDG_RUNTIME_DIR)", dir)
+		return fmt.Errorf("work dir %s belongs to another user (it is $XDG_RUNTIME_DIR/%s, else $TMPDIR/%s-<uid>)", dir, defaultWorkName, defaultWorkName)
 	case st.Mode().Perm()&0o022 != 0:
 		return fmt.Errorf("work dir %s (mode %v) is writable by others", dir, st.Mode().Perm())
 	}
