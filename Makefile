@@ -13,7 +13,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 RUN_ARGS  ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test lint vet fmt-check staticcheck unit fuzz bench clean
+.PHONY: help build run test lint vet fmt-check staticcheck unit test-rootless fuzz bench bench-rootless clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,7 +24,7 @@ build: ## Build bin/skillgate
 run: build ## Run the gateway with the example skills (framed :7400, HTTP :8080, metrics :9400)
 	$(BIN) serve --log-format console --skills-dir examples/skills --data-dir .data $(RUN_ARGS)
 
-test: lint unit fuzz ## Lint, race-enabled tests, and a few seconds of every fuzz target
+test: lint unit test-rootless fuzz ## Lint, race-enabled tests (as root: again as an unprivileged user), and a few seconds of every fuzz target
 
 lint: fmt-check vet staticcheck ## gofmt, go vet and staticcheck
 
@@ -45,6 +45,9 @@ unit: ## go test -race ./... (the gateway and the bench module)
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(BENCHMOD) $(GO) test -race -count=1 -timeout 10m ./...
 
+test-rootless: ## As root: the sandbox and gateway tests again as user nobody (rootless mode); fails if that mode cannot work
+	./.ci/test-rootless
+
 fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
 	./.ci/fuzz $(FUZZTIME)
 
@@ -52,6 +55,9 @@ bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peer
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	$(BENCHMOD) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	$(GO) run ./cmd/skillgate-bench compare $(BENCH_ARGS)
+
+bench-rootless: ## Trivial run_code latency and throughput: root mode, rootless mode, a bare Python spawn
+	./.ci/test-rootless --bench
 
 clean: ## Remove build output
 	rm -rf bin

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -188,6 +189,7 @@ func clearInheritable() error {
 // Python's processes must keep the default ones (multiprocessing ends its
 // workers with SIGTERM).
 func shieldInit() error {
+	resetIgnoredSignals()
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("make pid 1 non-dumpable: %w", err)
 	}
@@ -198,6 +200,40 @@ func shieldInit() error {
 		}
 	}()
 	return nil
+}
+
+// kernelSigaction is struct sigaction as rt_sigaction(2) takes it (amd64
+// and arm64 alike).
+type kernelSigaction struct {
+	handler  uintptr
+	flags    uint64
+	restorer uintptr
+	mask     uint64
+}
+
+const sigIgn = 1
+
+// resetIgnoredSignals gives every signal the gateway was started with
+// ignored (nohup, a shell's background job, a service manager) its default
+// disposition back: an ignored one survives execve, and Python would
+// inherit it. SIGCHLD among them would even stop pid 1 from reaping.
+// Default dispositions are harmless for pid 1 itself: the kernel delivers
+// no signal with the default action to a pid namespace's init from inside.
+func resetIgnoredSignals() {
+	for sig := 1; sig <= 64; sig++ {
+		if sig == int(unix.SIGKILL) || sig == int(unix.SIGSTOP) {
+			continue
+		}
+		var old kernelSigaction
+		_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), 0,
+			uintptr(unsafe.Pointer(&old)), unsafe.Sizeof(old.mask), 0, 0)
+		if errno != 0 || old.handler != sigIgn {
+			continue
+		}
+		dfl := kernelSigaction{}
+		_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)),
+			0, unsafe.Sizeof(dfl.mask), 0, 0)
+	}
 }
 
 // initCaught are the signals Go's runtime would otherwise turn into an

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -256,12 +257,17 @@ def main(args):
 	assert.NoError(t, sleeper.Process.Signal(syscall.Signal(0)), "the host process survived")
 }
 
-// TestRunProcessesKeepDefaultSignals checks that what pid 1 does to
-// survive signals does not reach Python: its processes can be ended with
-// SIGTERM (multiprocessing relies on it), and Python ignores only what it
-// ignores itself (SIGPIPE, SIGXFSZ).
+// TestRunProcessesKeepDefaultSignals checks that neither what pid 1 does
+// to survive signals nor what the gateway was started with reaches Python:
+// its processes can be ended with SIGTERM (multiprocessing relies on it),
+// and Python ignores only what it ignores itself (SIGPIPE, SIGXFSZ). The
+// gateway here ignores SIGHUP and a real-time signal, as under nohup or
+// some service managers.
 func TestRunProcessesKeepDefaultSignals(t *testing.T) {
-	r := sharedRunner(t)
+	inherited := []os.Signal{syscall.SIGHUP, syscall.Signal(40)}
+	signal.Ignore(inherited...)
+	defer signal.Reset(inherited...)
+	r := ownRunner(t, nil)
 	code := `
 import subprocess
 
