@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -261,12 +262,18 @@ def main(args):
 // to survive signals nor what the gateway was started with reaches Python:
 // its processes can be ended with SIGTERM (multiprocessing relies on it),
 // and Python ignores only what it ignores itself (SIGPIPE, SIGXFSZ). The
-// gateway here ignores SIGHUP and a real-time signal, as under nohup or
-// some service managers.
+// gateway here ignores SIGHUP and signal 32, as under nohup or a parent
+// that ignores everything: Go's runtime re-handles most signals in pid 1
+// by itself, but leaves these two (and 33) as it found them.
 func TestRunProcessesKeepDefaultSignals(t *testing.T) {
-	inherited := []os.Signal{syscall.SIGHUP, syscall.Signal(40)}
-	signal.Ignore(inherited...)
-	defer signal.Reset(inherited...)
+	signal.Ignore(syscall.SIGHUP)
+	defer signal.Reset(syscall.SIGHUP)
+	ign := kernelSigaction{handler: sigIgn}
+	var old kernelSigaction
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, 32, uintptr(unsafe.Pointer(&ign)),
+		uintptr(unsafe.Pointer(&old)), unsafe.Sizeof(old.mask), 0, 0)
+	require.Zero(t, errno)
+	defer unix.RawSyscall6(unix.SYS_RT_SIGACTION, 32, uintptr(unsafe.Pointer(&old)), 0, unsafe.Sizeof(old.mask), 0, 0)
 	r := ownRunner(t, nil)
 	code := `
 import subprocess
