@@ -165,6 +165,9 @@ func (r *Runner) openCgroups() error {
 	case r.mode == ModeRoot:
 		return err
 	}
+	if r.cgroups != nil { // created, then refused its controllers
+		_ = r.cgroups.close()
+	}
 	r.cgroups, r.cgroupErr = nil, err
 	return nil
 }
