@@ -111,3 +111,9 @@ func TestReadmeDocumentsEveryFlag(t *testing.T) {
 		assert.Contains(t, docs, "| `--"+f.Name+"` |", "the documentation lacks a row for --%s", f.Name)
 	})
 }
+
+func TestSandboxDetailsWhenUnavailable(t *testing.T) {
+	got := sandboxDetails(nil, "isolation does not work on this machine: rootless mode:\nsandbox did not start:  clone: operation not permitted\n")
+	assert.Equal(t, "sandbox: unavailable: isolation does not work on this machine: rootless mode: sandbox did not start: clone: operation not permitted", got,
+		"one line, whatever the error looked like")
+}
