@@ -136,3 +136,20 @@ func TestEnforcementOfThisProcess(t *testing.T) {
 	e.Gaps = append(e.Gaps, "changed")
 	assert.NotContains(t, r.Enforcement().Gaps, "changed", "Enforcement returns a copy")
 }
+
+// TestDropCgroupsFallsBackToRlimits is what a rootless Runner does when its
+// delegated cgroup fails the self-check: the same Runner passes it again
+// with rlimits, and says so.
+func TestDropCgroupsFallsBackToRlimits(t *testing.T) {
+	r := ownRunner(t, nil)
+	if r.usesRlimits() {
+		t.Skip("no cgroup here to drop")
+	}
+	r.dropCgroups(errors.New("the cgroup failed the self-check: attach: permission denied"))
+	require.NoError(t, r.selfCheck())
+	e := r.describe()
+	assert.Contains(t, e.Memory, enforcedRlimit)
+	assert.Contains(t, e.String(), "attach: permission denied")
+	res := run(t, r, countForksAndThreads, nil)
+	assert.Less(t, output(t, res)["processes"], float64(r.cfg.Pids), "rlimits hold")
+}

@@ -76,7 +76,16 @@ func New(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.selfCheck(); err != nil {
+	err = r.selfCheck()
+	if err != nil && r.mode == ModeRootless && r.cgroups != nil {
+		// A delegated cgroup can be writable and still refuse to take
+		// the sandbox (delegation rules on moving processes): rlimits
+		// are what this mode falls back to anyway.
+		r.log.Warn().Err(err).Msg("sandbox: runs cannot use the delegated cgroup; limiting them with rlimits")
+		r.dropCgroups(fmt.Errorf("the cgroup failed the self-check: %w", err))
+		err = r.selfCheck()
+	}
+	if err != nil {
 		close(r.refillDone) // the refiller never started
 		_ = r.Close()
 		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
@@ -165,11 +174,16 @@ func (r *Runner) openCgroups() error {
 	case r.mode == ModeRoot:
 		return err
 	}
-	if r.cgroups != nil { // created, then refused its controllers
+	r.dropCgroups(err) // a tree may have been created, then refused its controllers
+	return nil
+}
+
+// dropCgroups makes the Runner limit runs with rlimits from now on.
+func (r *Runner) dropCgroups(why error) {
+	if r.cgroups != nil {
 		_ = r.cgroups.close()
 	}
-	r.cgroups, r.cgroupErr = nil, err
-	return nil
+	r.cgroups, r.cgroupErr = nil, why
 }
 
 // makeWorkDir creates WorkDir/<name> (traversable, not listable, by the
