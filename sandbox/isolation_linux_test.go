@@ -223,7 +223,7 @@ func TestIsolationHostProcesses(t *testing.T) {
 		_ = sleeper.Wait()
 	}()
 	code := `
-import os, signal, time
+import ctypes, os, signal, time
 
 def attempt(fn):
     try:
@@ -239,6 +239,11 @@ def main(args):
     for sig in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGSEGV", "SIGABRT", "SIGPIPE", "SIGKILL"):
         out["init " + sig] = attempt(lambda: os.kill(1, getattr(signal, sig)))
     out["group"] = attempt(lambda: os.killpg(1, signal.SIGKILL))
+    libc = ctypes.CDLL(None, use_errno=True)
+    for name, pid in (("gateway", args["pids"][1]), ("init", 1)):
+        ctypes.set_errno(0)
+        rc = libc.ptrace(ctypes.c_long(16), ctypes.c_long(pid), None, None)  # PTRACE_ATTACH
+        out["ptrace " + name] = ctypes.get_errno() if rc != 0 else "attached"
     # Were pid 1 to die of any of them, the kernel would kill this
     # process with its pid namespace and the run would not complete.
     time.sleep(0.2)
@@ -255,6 +260,9 @@ def main(args):
 		assert.Equal(t, "PermissionError", out["init SIGKILL"], "the reaper cannot be killed from inside")
 	}
 	assert.NotEqual(t, "ok", out["group"])
+	for _, who := range []string{"gateway", "init"} {
+		assert.Equal(t, float64(unix.EPERM), out["ptrace "+who], "ptrace %s", who)
+	}
 	assert.NoError(t, sleeper.Process.Signal(syscall.Signal(0)), "the host process survived")
 }
 
