@@ -53,6 +53,10 @@ type Metrics struct {
 	SkillReloads    *prometheus.CounterVec // result
 	HTTPRefused     *prometheus.CounterVec // reason
 
+	EgressConnections *prometheus.CounterVec // result: allowed or the refusing rule
+	EgressBytes       *prometheus.CounterVec // direction: up (to the internet), down
+	EgressDuration    prometheus.Histogram
+
 	methodsMu sync.Mutex
 	methods   map[methodKey]*MethodMetrics
 }
@@ -112,6 +116,10 @@ func (m *Metrics) initOps() {
 	m.RateLimited = m.counterVec("ratelimit", "limited_total", "Calls refused by rate limits, by front door and identity class.", "front", "class")
 	m.SkillReloads = m.counterVec("skills", "reloads_total", "Skill registry reloads, by result.", "result")
 	m.HTTPRefused = m.counterVec("http", "refused_total", "HTTP connections, requests and calls refused by the front door's limits and guards, by reason.", "reason")
+	m.EgressConnections = m.counterVec("egress", "connections_total", "Outgoing connections of sandboxed runs, by result: allowed or the rule that refused them.", "result")
+	m.EgressBytes = m.counterVec("egress", "bytes_total", "Bytes relayed for sandboxed runs, by direction (up: to the destination, down: to the run).", "direction")
+	m.EgressDuration = m.histogram("egress", "connection_duration_seconds", "Duration of allowed outgoing connections of sandboxed runs.",
+		prometheus.ExponentialBuckets(0.001, 4, 10))
 }
 
 // MethodMetrics are the per-method collectors of one front door, resolved

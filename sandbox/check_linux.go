@@ -182,7 +182,7 @@ type probeFacts struct {
 // selfCheck starts one sandbox, runs probeCode in it and checks every
 // layer it can see from the inside.
 func (r *Runner) selfCheck() error {
-	sb, err := r.spawn()
+	sb, err := r.spawn(false)
 	if err != nil {
 		return err
 	}

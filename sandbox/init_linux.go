@@ -96,6 +96,11 @@ func (p *initProc) setup() error {
 	if err := unix.Sethostname([]byte(hostname)); err != nil {
 		return fmt.Errorf("sethostname: %w", err)
 	}
+	if p.cfg.Network {
+		if err := setupNetwork(); err != nil {
+			return err
+		}
+	}
 	return setRlimits(&p.cfg)
 }
 
@@ -126,10 +131,10 @@ func (p *initProc) spawn() (abi, pid int, err error) {
 	if err := clearInheritable(); err != nil {
 		return 0, 0, err
 	}
-	if abi, err = restrictLandlock(); err != nil {
+	if abi, err = restrictLandlock(p.cfg.Network); err != nil {
 		return 0, 0, err
 	}
-	if err := installSeccomp(); err != nil {
+	if err := installSeccomp(p.cfg.Network); err != nil {
 		return 0, 0, err
 	}
 	attr := &syscall.ProcAttr{

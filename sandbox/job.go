@@ -66,6 +66,9 @@ type Job struct {
 	OutputBlobIDs []string
 	// Env is added to the sandbox environment (declared secrets).
 	Env map[string]string
+	// Egress, when set, gives the run network access through it (see
+	// Egress); nil means no network.
+	Egress Egress
 	// Timeout is the wall-clock limit from job delivery; 0 means the
 	// default, and it is capped at Config.MaxTimeout.
 	Timeout time.Duration

@@ -9,10 +9,12 @@ import (
 
 // restrictLandlock confines every thread of the calling process (and what
 // it executes) to the sandbox's directories, denies TCP bind/connect and
-// scopes signals and abstract unix sockets to the sandbox. It is a second
-// layer over the mount namespace: where the kernel lacks Landlock it does
-// nothing and returns ABI 0; it also sets no-new-privileges.
-func restrictLandlock() (int, error) {
+// scopes signals and abstract unix sockets to the sandbox; with network it
+// allows TCP connections to EgressPort (the namespace has only loopback).
+// It is a second layer over the mount namespace: where the kernel lacks
+// Landlock it does nothing and returns ABI 0; it also sets
+// no-new-privileges.
+func restrictLandlock(network bool) (int, error) {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi <= 0 {
 		return 0, nil
@@ -21,6 +23,9 @@ func restrictLandlock() (int, error) {
 		landlock.RODirs(landlockReadDirs()...),
 		landlock.RWDirs(workspacePath, "/tmp", "/dev/shm"),
 		landlock.RWFiles(devicePaths()...),
+	}
+	if network {
+		rules = append(rules, landlock.ConnectTCP(EgressPort))
 	}
 	if err := landlock.V11.BestEffort().Restrict(rules...); err != nil {
 		return 0, fmt.Errorf("landlock: %w", err)

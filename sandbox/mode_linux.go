@@ -31,8 +31,9 @@ func resolveMode(m Mode, euid int) (Mode, error) {
 
 // initCaps are what a rootless pid 1 keeps across its execve (as ambient
 // capabilities of its user namespace): enough to build the root, set the
-// hostname and drop the bounding set. Python gets none of them.
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+// hostname, bring up loopback for a run with network and drop the bounding
+// set. Python gets none of them.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
 
 // rootlessAttr clones pid 1 into a user namespace where the sandbox uid
 // (1000, as in root mode) is the gateway's own uid: an unprivileged process

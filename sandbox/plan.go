@@ -108,6 +108,9 @@ func (p *plan) checkBasics(cfg Config) error {
 	p.msg.Code = job.Code
 	p.msg.Args = args
 	p.msg.Env = job.Env
+	if job.Egress != nil {
+		p.msg.Env = withProxyEnv(job.Env)
+	}
 	return nil
 }
 

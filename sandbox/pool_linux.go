@@ -3,8 +3,13 @@ package sandbox
 import "time"
 
 // take returns a warm sandbox, or starts one when the pool is empty. The
-// caller kicks the refiller (see refillDelay).
-func (r *Runner) take() (*sandbox, error) {
+// caller kicks the refiller (see refillDelay). A run with network always
+// gets a new sandbox: its seccomp and Landlock rules are set before Python
+// starts, and the pool's are those of runs without network.
+func (r *Runner) take(network bool) (*sandbox, error) {
+	if network {
+		return r.spawn(true)
+	}
 	for {
 		select {
 		case sb := <-r.pool:
@@ -15,7 +20,7 @@ func (r *Runner) take() (*sandbox, error) {
 			continue
 		default:
 		}
-		return r.spawn()
+		return r.spawn(false)
 	}
 }
 
@@ -34,7 +39,7 @@ func (r *Runner) refiller() {
 	backoff := 100 * time.Millisecond
 	for {
 		for len(r.pool) < r.cfg.WarmPool && !r.isClosing() {
-			sb, err := r.spawn()
+			sb, err := r.spawn(false)
 			if err != nil {
 				r.log.Error().Err(err).Msg("sandbox: warm start failed")
 				if !r.sleep(backoff) {

@@ -22,6 +22,7 @@ const (
 	fdLog    = 5 // stdout+stderr of Python
 	fdJob    = 6 // host -> Python: the job (jobMessage), then EOF
 	fdResult = 7 // Python -> host: "R" when ready, then one resultFrame
+	fdEgress = 8 // init -> host (runs with network): the proxy listener's fd
 )
 
 // readyByte is what Python writes on its result pipe once it waits for a job.
@@ -57,6 +58,9 @@ type initConfig struct {
 	// Without a cgroup: RLIMIT_AS/RLIMIT_DATA and RLIMIT_NPROC of Python.
 	RlimitMemory int64 `json:"rlimit_memory,omitempty"`
 	RlimitProcs  int   `json:"rlimit_procs,omitempty"`
+	// Network brings loopback up and hands the host a listener on
+	// 127.0.0.1:EgressPort over fdEgress.
+	Network bool `json:"network,omitempty"`
 }
 
 // Status events of pid 1.

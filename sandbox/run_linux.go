@@ -41,6 +41,7 @@ func (sb *sandbox) run(ctx context.Context, closing <-chan struct{}, p *plan, cf
 	if err != nil {
 		return failed(ErrTypeSandbox, "encode the job: "+err.Error()), nil
 	}
+	stopEgress := sb.serveEgress(p.job.Egress)
 	frames := sb.readResult()
 	start := time.Now()
 	go func() {
@@ -50,6 +51,7 @@ func (sb *sandbox) run(ctx context.Context, closing <-chan struct{}, p *plan, cf
 	o := sb.wait(ctx, closing, frames, p.timeout)
 	o.duration = time.Since(start)
 	sb.kill()
+	stopEgress()
 	switch o.end {
 	case endCanceled:
 		return nil, ctx.Err()
@@ -216,4 +218,22 @@ func errorType(t string) string {
 		return "Exception"
 	}
 	return t
+}
+
+// serveEgress serves the run's egress until the returned stop is called;
+// stop closes the listener and waits until every connection is closed.
+func (sb *sandbox) serveEgress(e Egress) (stop func()) {
+	if e == nil || sb.egressL == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	note := func(line string) { _, _ = sb.logs.Write([]byte(line)) }
+	go func() {
+		defer close(done)
+		e.Serve(sb.egressL, note)
+	}()
+	return func() {
+		_ = sb.egressL.Close()
+		<-done
+	}
 }

@@ -259,7 +259,7 @@ func (r *Runner) Run(ctx context.Context, job Job) (*Result, error) {
 // runAcquired runs p on a worker already taken; the worker is released by
 // the teardown that follows in the background.
 func (r *Runner) runAcquired(ctx context.Context, p *plan) (*Result, error) {
-	sb, err := r.take()
+	sb, err := r.take(p.job.Egress != nil)
 	if err != nil {
 		r.releaseSlot()
 		if r.isClosing() {

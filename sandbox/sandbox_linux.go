@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,8 @@ type sandbox struct {
 	logDone  chan struct{}
 	status   *statusLog
 	ws       *os.Root      // the sandbox's /workspace, reachable after it died
+	network  bool          // built with an egress listener (never pooled)
+	egressL  net.Listener  // the egress listener in the sandbox's namespace
 	exited   chan struct{} // pid 1 exited (not reaped: its pid stays ours)
 	release  chan struct{} // allows reaping pid 1
 	reaped   chan struct{}
@@ -79,9 +82,12 @@ func (p *pipes) close() {
 	}
 }
 
-// spawn starts a sandbox and waits until Python is ready for a job.
-func (r *Runner) spawn() (*sandbox, error) {
+// spawn starts a sandbox and waits until Python is ready for a job. With
+// network it has an egress listener and the seccomp and Landlock rules of a
+// run with network; such sandboxes are started for one run, never pooled.
+func (r *Runner) spawn(network bool) (*sandbox, error) {
 	sb := &sandbox{
+		network: network,
 		id:      "s" + strconv.FormatUint(r.seq.Add(1), 10),
 		logs:    newLogBuffer(MaxLogsPreview, r.cfg.LogsHardCap),
 		logDone: make(chan struct{}),
@@ -136,9 +142,22 @@ func mkdirMode(dir string, mode os.FileMode) error {
 
 func (sb *sandbox) start(r *Runner) error {
 	p, err := newPipes()
+	var egressParent, egressChild *os.File
+	if err == nil && sb.network {
+		egressParent, egressChild, err = newEgressPair()
+	}
 	if err == nil {
 		sb.cmd = r.initCommand(p.child)
+		if egressChild != nil {
+			sb.cmd.ExtraFiles = append(sb.cmd.ExtraFiles, egressChild)
+		}
 		err = sb.startLocked()
+	}
+	if egressChild != nil {
+		_ = egressChild.Close()
+	}
+	if egressParent != nil {
+		defer egressParent.Close()
 	}
 	if err != nil && r.mode == ModeRootless {
 		err = explainSpawn(err)
@@ -168,6 +187,13 @@ func (sb *sandbox) start(r *Runner) error {
 	}
 	if err := sb.awaitReady(); err != nil {
 		return err
+	}
+	if sb.network {
+		l, err := receiveListener(egressParent, time.Now().Add(spawnTimeout))
+		if err != nil {
+			return err
+		}
+		sb.egressL = l
 	}
 	ws, err := os.OpenRoot(fmt.Sprintf("/proc/%d/root%s", sb.pid, workspacePath))
 	if err != nil {
@@ -215,6 +241,7 @@ func (r *Runner) initConfig(sb *sandbox) initConfig {
 		OpenFiles:      r.cfg.OpenFiles,
 		FileSizeBytes:  r.cfg.FileSizeBytes,
 		CPUSeconds:     cpuSeconds(max(r.cfg.CPUTime, r.cfg.MaxTimeout), 0) + 2,
+		Network:        sb.network,
 	}
 	c.RlimitMemory, c.RlimitProcs = r.rlimitsFor()
 	return c
@@ -358,6 +385,9 @@ func (sb *sandbox) doTeardown() error {
 	}
 	if sb.ws != nil {
 		_ = sb.ws.Close()
+	}
+	if sb.egressL != nil {
+		_ = sb.egressL.Close()
 	}
 	return errors.Join(sb.cg.destroy(), os.RemoveAll(sb.dir))
 }

@@ -13,6 +13,7 @@ const (
 	seccompOffNr    = 0
 	seccompOffArch  = 4
 	seccompOffArgs0 = 16
+	seccompOffArgs1 = 24
 )
 
 // cloneNewFlags are the namespace flags clone(2) must not carry.
@@ -82,9 +83,11 @@ const (
 // buildFilter returns the deny-list program: foreign architectures are
 // killed, listed syscalls fail with EPERM, clone3 with ENOSYS (so libc
 // falls back to clone, which is checked), clone with namespace flags with
-// EPERM, socket families other than AF_UNIX with EAFNOSUPPORT; everything
-// else is allowed.
-func buildFilter(a seccompArch) []unix.SockFilter {
+// EPERM, socket families other than AF_UNIX with EAFNOSUPPORT (with
+// network, AF_INET stream sockets are allowed too: the namespace only has
+// loopback, and Landlock narrows connections to the egress port);
+// everything else is allowed.
+func buildFilter(a seccompArch, network bool) []unix.SockFilter {
 	f := []unix.SockFilter{
 		bpfStmt(bpfLoad, seccompOffArch),
 		bpfJump(bpfJEQ, a.audit, 1, 0),
@@ -97,7 +100,7 @@ func buildFilter(a seccompArch) []unix.SockFilter {
 	for _, nr := range a.denied {
 		f = append(f, bpfJump(bpfJEQ, uint32(nr), 0, 1), bpfStmt(bpfRet, retErrno(unix.EPERM)))
 	}
-	return append(f,
+	f = append(f,
 		bpfJump(bpfJEQ, uint32(a.clone3), 0, 1),
 		bpfStmt(bpfRet, retErrno(unix.ENOSYS)),
 		// clone: namespace flags in the low word of args[0].
@@ -106,6 +109,11 @@ func buildFilter(a seccompArch) []unix.SockFilter {
 		bpfJump(bpfJSET, cloneNewFlags, 0, 1),
 		bpfStmt(bpfRet, retErrno(unix.EPERM)),
 		bpfStmt(bpfRet, retAllow),
+	)
+	if network {
+		return append(f, socketRulesNetwork(a)...)
+	}
+	return append(f,
 		// socket: only AF_UNIX.
 		bpfJump(bpfJEQ, uint32(a.socket), 0, 4),
 		bpfStmt(bpfLoad, seccompOffArgs0),
@@ -116,14 +124,34 @@ func buildFilter(a seccompArch) []unix.SockFilter {
 	)
 }
 
+// socketRulesNetwork allows AF_UNIX and AF_INET SOCK_STREAM sockets: no
+// UDP, no raw sockets, no IPv6, no netlink.
+func socketRulesNetwork(a seccompArch) []unix.SockFilter {
+	return []unix.SockFilter{
+		bpfJump(bpfJEQ, uint32(a.socket), 0, 10),
+		bpfStmt(bpfLoad, seccompOffArgs0),
+		bpfJump(bpfJEQ, unix.AF_UNIX, 0, 1),
+		bpfStmt(bpfRet, retAllow),
+		bpfJump(bpfJEQ, unix.AF_INET, 0, 5),
+		// The type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC are masked.
+		bpfStmt(bpfLoad, seccompOffArgs1),
+		bpfStmt(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K, 0xf),
+		bpfJump(bpfJEQ, unix.SOCK_STREAM, 0, 1),
+		bpfStmt(bpfRet, retAllow),
+		bpfStmt(bpfRet, retErrno(unix.EPROTONOSUPPORT)),
+		bpfStmt(bpfRet, retErrno(unix.EAFNOSUPPORT)),
+		bpfStmt(bpfRet, retAllow),
+	}
+}
+
 // installSeccomp loads the filter on the calling thread only (the caller
 // holds it locked and forks Python from it). It sets no-new-privileges,
 // which the kernel requires of an unprivileged filter.
-func installSeccomp() error {
+func installSeccomp(network bool) error {
 	if hostArch.audit == 0 {
 		return fmt.Errorf("seccomp: no filter for %s", runtime.GOARCH)
 	}
-	filter := buildFilter(hostArch)
+	filter := buildFilter(hostArch, network)
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)

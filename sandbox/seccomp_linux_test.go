@@ -52,7 +52,7 @@ func TestSeccompFilter(t *testing.T) {
 	if hostArch.audit == 0 {
 		t.Skip("no filter for this architecture")
 	}
-	prog := buildFilter(hostArch)
+	prog := buildFilter(hostArch, false)
 	require.Less(t, len(prog), 4096, "BPF program size limit")
 	eperm, enosys, eafno := retErrno(unix.EPERM), retErrno(unix.ENOSYS), retErrno(unix.EAFNOSUPPORT)
 	for _, tc := range []struct {

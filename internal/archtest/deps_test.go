@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"internal/archtest":   {},
 	"dispatch/auth":       {},
 	"sandbox":             {"internal/pyname"},
+	"egress":              {"metrics"},
 	"skills":              {"internal/pyname"},
 	"session":             {"transport", "metrics"},
 	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname"},
