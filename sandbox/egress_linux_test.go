@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -135,4 +136,240 @@ func TestEgressHTTPAndHTTPS(t *testing.T) {
 	assert.Equal(t, []string{"hello /plain", "hello /tls"}, got)
 	assert.Equal(t, 2.0, testutil.ToFloat64(m.EgressConnections.WithLabelValues("allowed")))
 	assert.Positive(t, testutil.ToFloat64(m.EgressBytes.WithLabelValues("down")))
+}
+
+func TestEgressRefusals(t *testing.T) {
+	r := sharedRunner(t)
+	site := newEgressSite(t)
+	m := metrics.New("test")
+	hp := hostPort(site.http.URL)
+	_, port, _ := net.SplitHostPort(hp)
+	res := fakeResolver{
+		// A name of the allowed list that resolves to loopback: what a
+		// rebinding attacker's DNS answers once the name was allowed.
+		"rebind.test": {netip.MustParseAddr("127.0.0.2")},
+		// One public and one private answer: refused as a whole.
+		"mixed.test": {netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("10.1.2.3")},
+	}
+	allow := []string{hp, "169.254.169.254:80", "10.0.0.1:80", "*.test:" + port, "127.0.0.1:1"}
+	e := egressFor(t, m, res, allow, []string{hp})
+	got := runFetch(t, r, e, nil,
+		site.http.URL+"/ok",
+		"http://127.0.0.1:2/", // port outside the list
+		"http://127.0.0.1:1/", // listed, but loopback is not allowed there
+		"http://169.254.169.254/latest/meta-data/",
+		"http://10.0.0.1/",
+		"http://rebind.test:"+port+"/",
+		"http://mixed.test:"+port+"/",
+		"http://nowhere.test:"+port+"/",
+	)
+	want := []string{
+		"hello /ok",
+		"HTTP 403 egress denied: 127.0.0.1:2 (not_allowed)",
+		"HTTP 403 egress denied: 127.0.0.1:1 (loopback address 127.0.0.1)",
+		"HTTP 403 egress denied: 169.254.169.254:80 (metadata address 169.254.169.254)",
+		"HTTP 403 egress denied: 10.0.0.1:80 (private address 10.0.0.1)",
+		"HTTP 403 egress denied: rebind.test:" + port + " (loopback address 127.0.0.2)",
+		"HTTP 403 egress denied: mixed.test:" + port + " (private address 10.1.2.3)",
+		"HTTP 403 egress denied: nowhere.test:" + port + " (resolve_failed: the name does not resolve)",
+	}
+	assert.Equal(t, want, got)
+	for reason, n := range map[string]float64{
+		"allowed": 1, "not_allowed": 1, "loopback": 2, "metadata": 1, "private": 2, "resolve_failed": 1,
+	} {
+		assert.Equal(t, n, testutil.ToFloat64(m.EgressConnections.WithLabelValues(reason)), reason)
+	}
+}
+
+func TestEgressRefusalsInRunLogs(t *testing.T) {
+	r := sharedRunner(t)
+	e := egressFor(t, nil, nil, []string{"example.invalid:443"}, nil)
+	code := "import urllib.request\ndef main(args):\n    try:\n        urllib.request.urlopen('http://127.0.0.1:9/', timeout=20)\n    except Exception as e:\n        return str(e)\n"
+	res := run(t, r, code, nil, func(j *Job) { j.Egress = e })
+	requireCompleted(t, res)
+	assert.Contains(t, string(res.Output), "403")
+	assert.Contains(t, res.Logs, "egress denied: 127.0.0.1:9 (not_allowed)")
+}
+
+// socketProbe tries every way out a run could try and reports, for each,
+// "ok" or the error.
+const socketProbe = `
+import socket
+def probe(fam, typ, proto=0, addr=None):
+    try:
+        s = socket.socket(fam, typ, proto)
+    except OSError as e:
+        return "socket: " + (e.strerror or str(e))
+    try:
+        s.settimeout(5)
+        if addr:
+            s.connect(addr)
+            if typ == socket.SOCK_DGRAM:
+                s.send(b"x")
+        return "ok"
+    except OSError as e:
+        return "connect: " + (e.strerror or str(e))
+    finally:
+        s.close()
+def main(args):
+    return {
+        "tcp_proxy": probe(socket.AF_INET, socket.SOCK_STREAM, 0, ("127.0.0.1", 3128)),
+        "tcp_other": probe(socket.AF_INET, socket.SOCK_STREAM, 0, ("127.0.0.1", 3129)),
+        "tcp_public": probe(socket.AF_INET, socket.SOCK_STREAM, 0, ("93.184.216.34", 80)),
+        "udp": probe(socket.AF_INET, socket.SOCK_DGRAM, 0, ("127.0.0.1", 53)),
+        "tcp6": probe(socket.AF_INET6, socket.SOCK_STREAM, 0, ("::1", 3128)),
+        "raw": probe(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP),
+        "packet": probe(socket.AF_PACKET, socket.SOCK_RAW),
+        "dns": dns(),
+    }
+def dns():
+    try:
+        socket.getaddrinfo("example.com", 80)
+        return "ok"
+    except OSError as e:
+        return "dns: " + str(e)
+`
+
+func TestEgressNoNetworkWithoutEgress(t *testing.T) {
+	r := sharedRunner(t)
+	got := output(t, run(t, r, socketProbe, nil))
+	for k, v := range got {
+		assert.NotEqual(t, "ok", v, "%s must fail without network", k)
+	}
+	assert.Equal(t, "socket: Address family not supported by protocol", got["tcp_proxy"])
+	assert.Equal(t, "socket: Address family not supported by protocol", got["udp"])
+}
+
+func TestEgressOnlyTheProxyWithEgress(t *testing.T) {
+	r := sharedRunner(t)
+	e := egressFor(t, nil, nil, []string{"*"}, nil)
+	got := output(t, run(t, r, socketProbe, nil, func(j *Job) { j.Egress = e }))
+	t.Logf("%v", got)
+	assert.Equal(t, "ok", got["tcp_proxy"])
+	for _, k := range []string{"tcp_other", "tcp_public", "udp", "tcp6", "raw", "packet", "dns"} {
+		assert.NotEqual(t, "ok", got[k], "%s must fail: only the proxy is reachable", k)
+	}
+	assert.Equal(t, "socket: Protocol not supported", got["udp"])
+	assert.Equal(t, "socket: Address family not supported by protocol", got["tcp6"])
+}
+
+// countingDial counts the proxy's upstream connections still open and
+// signals each new one.
+type countingDial struct {
+	open   atomic.Int64
+	dialed chan struct{}
+}
+
+func newCountingDial() *countingDial { return &countingDial{dialed: make(chan struct{}, 64)} }
+
+func (d *countingDial) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	d.open.Add(1)
+	d.dialed <- struct{}{}
+	return &countedConn{Conn: c, d: d}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	d    *countingDial
+	once atomic.Bool
+}
+
+func (c *countedConn) Close() error {
+	if c.once.CompareAndSwap(false, true) {
+		c.d.open.Add(-1)
+	}
+	return c.Conn.Close()
+}
+
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// tunnelCode opens n CONNECT tunnels to args["target"], reports each
+// status line, then sleeps args["sleep"] seconds holding them.
+const tunnelCode = `
+import socket, time
+def main(args):
+    socks, out = [], []
+    for i in range(args["n"]):
+        s = socket.create_connection(("127.0.0.1", 3128), timeout=20)
+        s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (args["target"], args["target"])).encode())
+        out.append(s.recv(200).decode().split("\r\n")[0])
+        socks.append(s)
+    time.sleep(args.get("sleep", 0))
+    return out
+`
+
+func TestEgressConnectionLimit(t *testing.T) {
+	r := sharedRunner(t)
+	site := newEgressSite(t)
+	hp := hostPort(site.http.URL)
+	d := newCountingDial()
+	e := egressFor(t, nil, nil, []string{hp}, []string{hp}, func(c *egress.Config) { c.Dial = d.dial })
+	var got []string
+	require.NoError(t, json.Unmarshal(output0(t, run(t, r, tunnelCode, map[string]any{"n": 17, "target": hp}, func(j *Job) { j.Egress = e })), &got))
+	require.Len(t, got, 17)
+	for i := 0; i < 16; i++ {
+		assert.Equal(t, "HTTP/1.1 200 Connection established", got[i], "tunnel %d", i)
+	}
+	assert.Equal(t, "HTTP/1.1 403 Forbidden", got[16])
+	assert.Zero(t, d.open.Load(), "upstream connections left open")
+}
+
+func output0(t *testing.T, res *Result) json.RawMessage {
+	t.Helper()
+	requireCompleted(t, res)
+	return res.Output
+}
+
+func TestEgressByteCap(t *testing.T) {
+	r := sharedRunner(t)
+	site := newEgressSite(t)
+	hp := hostPort(site.http.URL)
+	e := egressFor(t, nil, nil, []string{hp}, []string{hp}, func(c *egress.Config) { c.MaxBytes = 1 << 20 })
+	code := "import urllib.request\ndef main(args):\n    n = 0\n    try:\n        with urllib.request.urlopen(args['url'], timeout=20) as r:\n" +
+		"            while True:\n                b = r.read(65536)\n                if not b:\n                    break\n                n += len(b)\n" +
+		"    except Exception as e:\n        return [n, type(e).__name__]\n    return [n, 'complete']\n"
+	res := run(t, r, code, map[string]any{"url": site.http.URL + "/big"}, func(j *Job) { j.Egress = e })
+	var got []any
+	require.NoError(t, json.Unmarshal(output0(t, res), &got))
+	assert.Less(t, got[0], float64(1<<20)+1, "bytes read past the cap")
+	assert.NotEqual(t, "complete", got[1])
+}
+
+func TestEgressRunEndClosesConnections(t *testing.T) {
+	r := sharedRunner(t)
+	site := newEgressSite(t)
+	hp := hostPort(site.http.URL)
+	args := map[string]any{"n": 3, "target": hp, "sleep": 120}
+	t.Run("cancelled", func(t *testing.T) {
+		d := newCountingDial()
+		e := egressFor(t, nil, nil, []string{hp}, []string{hp}, func(c *egress.Config) { c.Dial = d.dial })
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			for range 3 {
+				<-d.dialed
+			}
+			cancel()
+		}()
+		data, _ := json.Marshal(args)
+		_, err := r.Run(ctx, Job{RunID: t.Name(), Code: tunnelCode, Args: data, Egress: e})
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Zero(t, d.open.Load(), "upstream connections left open")
+	})
+	t.Run("timed out", func(t *testing.T) {
+		d := newCountingDial()
+		e := egressFor(t, nil, nil, []string{hp}, []string{hp}, func(c *egress.Config) { c.Dial = d.dial })
+		res := run(t, r, tunnelCode, args, func(j *Job) { j.Egress, j.Timeout = e, 3*time.Second })
+		requireFailed(t, res, ErrTypeTimeout)
+		assert.Equal(t, 3, len(d.dialed), "the run opened its tunnels before the timeout")
+		assert.Zero(t, d.open.Load(), "upstream connections left open")
+	})
 }

@@ -10,13 +10,16 @@ import (
 )
 
 // evalBPF runs a seccomp program over a seccomp_data built from arch, nr
-// and args[0]: just the instructions buildFilter emits.
-func evalBPF(t *testing.T, prog []unix.SockFilter, arch uint32, nr int, arg0 uint64) uint32 {
+// and args: just the instructions buildFilter emits.
+func evalBPF(t *testing.T, prog []unix.SockFilter, arch uint32, nr int, arg0 uint64, more ...uint64) uint32 {
 	t.Helper()
 	data := make([]byte, 64)
 	binary.LittleEndian.PutUint32(data[seccompOffNr:], uint32(nr))
 	binary.LittleEndian.PutUint32(data[seccompOffArch:], arch)
 	binary.LittleEndian.PutUint64(data[seccompOffArgs0:], arg0)
+	for i, a := range more {
+		binary.LittleEndian.PutUint64(data[seccompOffArgs1+8*i:], a)
+	}
 	var acc uint32
 	for pc := 0; pc < len(prog); pc++ {
 		in := prog[pc]
@@ -38,6 +41,8 @@ func evalBPF(t *testing.T, prog []unix.SockFilter, arch uint32, nr int, arg0 uin
 			} else {
 				pc += int(in.Jf)
 			}
+		case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
+			acc &= in.K
 		case bpfRet:
 			return in.K
 		default:
@@ -86,4 +91,30 @@ func TestSeccompFilter(t *testing.T) {
 	for _, nr := range hostArch.denied {
 		assert.Equal(t, eperm, evalBPF(t, prog, hostArch.audit, int(nr), 0), "denied %d", nr)
 	}
+}
+
+func TestSeccompFilterNetwork(t *testing.T) {
+	if hostArch.audit == 0 {
+		t.Skip("no filter for this architecture")
+	}
+	prog := buildFilter(hostArch, true)
+	eafno, eproto := retErrno(unix.EAFNOSUPPORT), retErrno(unix.EPROTONOSUPPORT)
+	for _, tc := range []struct {
+		name     string
+		fam, typ uint64
+		want     uint32
+	}{
+		{"unix", unix.AF_UNIX, unix.SOCK_STREAM, retAllow},
+		{"tcp", unix.AF_INET, unix.SOCK_STREAM, retAllow},
+		{"tcp nonblock cloexec", unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC, retAllow},
+		{"udp", unix.AF_INET, unix.SOCK_DGRAM, eproto},
+		{"raw", unix.AF_INET, unix.SOCK_RAW, eproto},
+		{"tcp6", unix.AF_INET6, unix.SOCK_STREAM, eafno},
+		{"netlink", unix.AF_NETLINK, unix.SOCK_RAW, eafno},
+		{"packet", unix.AF_PACKET, unix.SOCK_RAW, eafno},
+	} {
+		assert.Equal(t, tc.want, evalBPF(t, prog, hostArch.audit, unix.SYS_SOCKET, tc.fam, tc.typ), tc.name)
+	}
+	assert.Equal(t, uint32(retAllow), evalBPF(t, prog, hostArch.audit, unix.SYS_READ, 0), "read")
+	assert.Equal(t, retErrno(unix.EPERM), evalBPF(t, prog, hostArch.audit, unix.SYS_UNSHARE, 0), "unshare")
 }
