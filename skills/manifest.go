@@ -10,6 +10,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/skillgate/skillgate/egress"
 	"github.com/skillgate/skillgate/internal/pyname"
 )
 
@@ -43,6 +44,10 @@ type Permissions struct {
 	// Secrets names environment variables passed from the gateway's
 	// environment into the skill's sandbox. Never nil in a loaded skill.
 	Secrets []string `json:"secrets"`
+	// Network lists the destinations the skill may reach, as host:port or
+	// *.domain:port; empty means no network. The operator's and the
+	// caller's rules narrow it further.
+	Network []string `json:"network,omitempty"`
 }
 
 // Manifest is the machine-readable description of a skill: the contents of
@@ -59,7 +64,7 @@ type Manifest struct {
 var (
 	manifestKeys    = []string{"name", "version", "description", "kind", "runtime", "permissions"}
 	runtimeKeys     = []string{"language", "entrypoint", "export", "timeout_ms"}
-	permissionsKeys = []string{"secrets"}
+	permissionsKeys = []string{"secrets", "network"}
 )
 
 // ParseManifest decodes skill.toml and checks every rule that needs no
@@ -99,6 +104,7 @@ func parseManifestTable(c *collector, raw map[string]any, allowReserved bool) Ma
 	}
 	m.Runtime = checkRuntime(c, raw, m.Kind)
 	m.Permissions.Secrets = checkSecrets(c, raw)
+	m.Permissions.Network = checkNetwork(c, raw)
 	return m
 }
 
@@ -296,6 +302,38 @@ func checkSecrets(c *collector, raw map[string]any) []string {
 		case slices.Contains(out, s):
 			c.add(p, "each secret listed once", s, "duplicate secret")
 		default:
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkNetwork validates [permissions] network: the table's own shape was
+// reported by checkSecrets.
+func checkNetwork(c *collector, raw map[string]any) []string {
+	tbl, _ := raw["permissions"].(map[string]any)
+	nv, ok := tbl["network"]
+	if !ok {
+		return nil
+	}
+	list, ok := nv.([]any)
+	if !ok {
+		c.add("/permissions/network", "an array of host:port patterns", nv, "wrong type")
+		return nil
+	}
+	var out []string
+	for i, e := range list {
+		p := fmt.Sprintf("/permissions/network/%d", i)
+		s, ok := e.(string)
+		if !ok {
+			c.add(p, "a host:port pattern such as \"api.example.com:443\" or \"*.example.com:443\"", e, "wrong type")
+			continue
+		}
+		if _, err := egress.ParsePattern(s); err != nil || s == "*" {
+			c.add(p, "a host:port pattern such as \"api.example.com:443\" or \"*.example.com:443\"", s, "invalid network pattern")
+			continue
+		}
+		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}

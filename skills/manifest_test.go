@@ -78,8 +78,8 @@ network = ["example.com"]
 			"skill.toml:/color", "skill.toml:/name", "skill.toml:/version", "skill.toml:/description", "skill.toml:/kind",
 			"skill.toml:/runtime/shell", "skill.toml:/runtime/language", "skill.toml:/runtime/entrypoint",
 			"skill.toml:/runtime/export", "skill.toml:/runtime/timeout_ms",
-			"skill.toml:/permissions/network", "skill.toml:/permissions/secrets/0",
-			"skill.toml:/permissions/secrets/1", "skill.toml:/permissions/secrets/3",
+			"skill.toml:/permissions/secrets/0", "skill.toml:/permissions/secrets/1",
+			"skill.toml:/permissions/secrets/3", "skill.toml:/permissions/network/0",
 		}},
 		{"wrong types", `
 name = 5
@@ -201,4 +201,21 @@ func FuzzParseManifest(f *testing.F) {
 			t.Fatalf("violations do not encode: %v", err)
 		}
 	})
+}
+
+func TestManifestNetwork(t *testing.T) {
+	base := "name = \"acme.crm.lookup\"\nversion = \"1.0.0\"\ndescription = \"Looks up.\"\nkind = \"action\"\n" +
+		"[runtime]\nlanguage = \"python\"\nentrypoint = \"main.py\"\nexport = \"main\"\n[permissions]\n"
+	m, v := ParseManifest([]byte(base + `network = ["api.acme.example:443", "*.files.acme.example:443", "api.acme.example:443"]`))
+	assert.Empty(t, v)
+	assert.Equal(t, []string{"api.acme.example:443", "*.files.acme.example:443"}, m.Permissions.Network)
+	_, v = ParseManifest([]byte(base + `network = ["api.acme.example", 7, "*", "*.x:0", "ok.example:80"]`))
+	var paths []string
+	for _, e := range v {
+		paths = append(paths, e.Field)
+	}
+	assert.Equal(t, []string{"/permissions/network/0", "/permissions/network/1", "/permissions/network/2", "/permissions/network/3"}, paths)
+	_, v = ParseManifest([]byte(base + `network = "api.acme.example:443"`))
+	require.Len(t, v, 1)
+	assert.Equal(t, "/permissions/network", v[0].Field)
 }

@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"dispatch/auth":       {},
 	"sandbox":             {"internal/pyname"},
 	"egress":              {"metrics"},
-	"skills":              {"internal/pyname"},
+	"skills":              {"internal/pyname", "egress"},
 	"session":             {"transport", "metrics"},
 	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname"},
 	"deploy":              {},
