@@ -64,6 +64,7 @@ func (p *parser) build(specs []*identitySpec) *Policy {
 			name: s.name, class: s.class, limits: s.limits,
 			allMethods: s.methods.all, methods: s.methods.set,
 			allNamespaces: s.namespaces.all, namespaces: s.namespaces.set,
+			network: s.network, runCode: s.runCodeNetwork,
 			entry: entryDigest(s.node),
 		}
 		pol.byName[g.name] = &Identity{g: g, snap: pol}

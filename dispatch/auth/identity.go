@@ -70,7 +70,9 @@ type grant struct {
 	allNamespaces bool
 	namespaces    map[string]struct{}
 	limits        Limits
-	entry         digest // the fingerprint of the identity's entry in the file
+	network       []string // nil: skills' network is not narrowed
+	runCode       []string // what run_code may reach
+	entry         digest   // the fingerprint of the identity's entry in the file
 
 	lim atomic.Pointer[limiterCache] // the Limiter entry last used for this grant
 }
@@ -131,6 +133,24 @@ func (id *Identity) Limits() Limits {
 		return Limits{}
 	}
 	return id.g.limits
+}
+
+// Network returns the patterns that narrow the network of the skills the
+// identity runs; narrowed is false when its entry does not say.
+func (id *Identity) Network() (patterns []string, narrowed bool) {
+	if id == nil {
+		return nil, true
+	}
+	return id.g.network, id.g.network != nil
+}
+
+// RunCodeNetwork returns what the identity's run_code may reach; empty
+// means no network.
+func (id *Identity) RunCodeNetwork() []string {
+	if id == nil {
+		return nil
+	}
+	return id.g.runCode
 }
 
 // IsAnonymous reports whether this is the identity of an open gateway.

@@ -137,6 +137,11 @@ func TestParseProblems(t *testing.T) {
 		{"empty file", "", []string{"the file is empty"}},
 		{"comments only", "# nothing yet\n", []string{"the file is empty"}},
 		{"too large", strings.Repeat("#", MaxFileSize+1), []string{"file is larger than"}},
+		{"bad network pattern", identity + "    network: [\"api.example.com\"]\n", []string{
+			`7:15: identities[0].network[0]: "api.example.com" is not a network pattern`}},
+		{"bad run_code_network", identity + "    run_code_network: [\"*.:443\", 7]\n", []string{
+			`7:24: identities[0].run_code_network[0]: "*.:443" is not a network pattern`, `7:34: identities[0].run_code_network[1]: "7" is not a network pattern`}},
+		{"network not a list", identity + "    network: \"*\"\n", []string{"7:14: identities[0].network: must be a list"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,4 +199,20 @@ func TestParseCustomMethods(t *testing.T) {
 	pol, err := Parse([]byte(body), ParseOptions{Methods: append(DefaultMethods(), "admin_reload")})
 	require.NoError(t, err)
 	assert.True(t, pol.Identity("a").AllowsMethod("admin_reload"))
+}
+
+func TestParseNetwork(t *testing.T) {
+	pol, err := Parse([]byte(expand(identity+"    network: [\"api.acme.example:443\"]\n    run_code_network: [\"*\"]\n"+
+		"  - name: b\n    class: agent\n    tokens: [{{dash}}]\n    methods: [\"*\"]\n    namespaces: [\"*\"]\n")), ParseOptions{})
+	require.NoError(t, err)
+	a, b := pol.Identity("a"), pol.Identity("b")
+	require.NotNil(t, a)
+	require.NotNil(t, b)
+	net, narrowed := a.Network()
+	assert.True(t, narrowed)
+	assert.Equal(t, []string{"api.acme.example:443"}, net)
+	assert.Equal(t, []string{"*"}, a.RunCodeNetwork())
+	_, narrowed = b.Network()
+	assert.False(t, narrowed, "no network key: skills keep their own")
+	assert.Empty(t, b.RunCodeNetwork(), "no run_code_network: run_code has no network")
 }

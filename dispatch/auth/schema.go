@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillgate/skillgate/egress"
 )
 
 // Bounds of the file's values.
@@ -36,6 +38,10 @@ type identitySpec struct {
 	methods    stringSet
 	namespaces stringSet
 	limits     Limits
+	// network narrows skills' network (nil: not given); runCodeNetwork is
+	// what run_code may reach (none when empty).
+	network        []string
+	runCodeNetwork []string
 }
 
 type located[T any] struct {
@@ -74,6 +80,8 @@ func (p *parser) identity(n *yaml.Node, path string) *identitySpec {
 		{name: "methods", required: true, parse: func(v *yaml.Node, path string) { s.methods = p.methods(v, path) }},
 		{name: "namespaces", required: true, parse: func(v *yaml.Node, path string) { s.namespaces = p.namespaces(v, path) }},
 		{name: "limits", parse: func(v *yaml.Node, path string) { s.limits = p.limits(v, path) }},
+		{name: "network", parse: func(v *yaml.Node, path string) { s.network = p.network(v, path) }},
+		{name: "run_code_network", parse: func(v *yaml.Node, path string) { s.runCodeNetwork = p.network(v, path) }},
 	})
 	if n.Kind == yaml.MappingNode && len(s.tokens) == 0 && len(s.certs) == 0 {
 		p.warn(n, path, "no tokens or certificates: nobody can authenticate as this identity")
@@ -310,4 +318,23 @@ func (p *parser) byteCount(v *yaml.Node, path string) int64 {
 		return 0
 	}
 	return n
+}
+
+// network parses a list of egress patterns (host:port, *.domain:port, "*").
+func (p *parser) network(v *yaml.Node, path string) []string {
+	items, _ := p.list(v, path, `["api.example.com:443", "*.example.com:443"] or ["*"]`)
+	out := []string{}
+	for i, n := range items {
+		ip := index(path, i)
+		s, ok := p.str(n, ip)
+		if !ok {
+			continue
+		}
+		if _, err := egress.ParsePattern(s); err != nil {
+			p.fail(n, ip, "%s is not a network pattern: write host:port, *.domain:port or \"*\"", quote(s))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -25,14 +25,14 @@ var allowed = map[string][]string{
 	"internal/pyname":     {},
 	"internal/testpki":    {},
 	"internal/archtest":   {},
-	"dispatch/auth":       {},
+	"dispatch/auth":       {"egress"},
 	"sandbox":             {"internal/pyname"},
 	"egress":              {"metrics"},
 	"skills":              {"internal/pyname", "egress"},
 	"session":             {"transport", "metrics"},
-	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname"},
+	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname", "egress"},
 	"deploy":              {},
-	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth"},
+	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth", "egress"},
 	"cmd/skillgate-bench": {"transport", "session", "internal/testpki"},
 }
 
