@@ -74,6 +74,9 @@ type Options struct {
 	// LookupEnv reads the gateway's environment for skills' declared
 	// secrets; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Egress gives runs network access through the filtering proxy; nil:
+	// no run has any.
+	Egress *Egress
 }
 
 type method struct {

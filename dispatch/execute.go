@@ -73,6 +73,8 @@ type runRequest struct {
 	job    sandbox.Job
 	blobs  []string // input blob ids
 	mounts []*skills.Skill
+	// network is the executed skill's [permissions] network.
+	network []string
 }
 
 func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) {
@@ -94,7 +96,7 @@ func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) 
 	}
 	req := &runRequest{
 		kind: MethodExecuteSkill, label: s.Manifest.Name + " " + s.Manifest.Version, blobs: blobs,
-		mounts: []*skills.Skill{s},
+		mounts: []*skills.Skill{s}, network: s.Manifest.Permissions.Network,
 		job: sandbox.Job{
 			EntrySkill: s.Manifest.Name, EntryModule: rt.Entrypoint, Entrypoint: rt.Export,
 			Args: args, Env: d.secrets(s), Timeout: time.Duration(timeout) * time.Millisecond,
@@ -212,6 +214,7 @@ func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (
 	}
 	job := req.job
 	job.RunID = newRunID()
+	job.Egress = d.runEgress(call, req, job.RunID)
 	job.InputBlobs = inputs
 	for _, s := range req.mounts {
 		job.Skills = append(job.Skills, sandboxSkill(s))

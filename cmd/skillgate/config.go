@@ -41,6 +41,13 @@ type serveConfig struct {
 	RunTimeout        time.Duration
 	MaxRunTimeout     time.Duration
 	RunMemory         int64
+	Egress            string
+	EgressAllow       []string
+	EgressDeny        []string
+	EgressPrivate     []string
+	RunCodeNetwork    []string
+	EgressMaxConns    int
+	EgressMaxBytes    int64
 	KeepaliveInterval time.Duration
 	KeepaliveTimeout  time.Duration
 	FrameTimeout      time.Duration
@@ -89,6 +96,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.DurationVar(&c.RunTimeout, "run-timeout", sd.DefaultTimeout, "wall-clock limit of a run that names none")
 	fs.DurationVar(&c.MaxRunTimeout, "max-run-timeout", sd.MaxTimeout, "the largest timeout a run may ask for")
 	fs.Int64Var(&c.RunMemory, "run-memory", sd.MemoryBytes, "memory limit of a run in bytes, /tmp and /workspace included")
+	registerEgressFlags(fs, c)
 	fs.DurationVar(&c.KeepaliveInterval, "keepalive-interval", d.KeepaliveInterval, "send a _Keepalive after this long without traffic")
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
 	fs.DurationVar(&c.FrameTimeout, "frame-timeout", d.FrameTimeout, "abort when a frame that has begun does not complete within this")
@@ -204,6 +212,7 @@ func (c *serveConfig) validate() error {
 	if err := (dispatch.HTTPOptions{AllowedOrigins: c.HTTPOrigins, AllowedHosts: c.HTTPHosts}).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--http-allowed-origins/--http-allowed-hosts: %w", err))
 	}
+	errs = append(errs, c.validateEgress()...)
 	if !slices.Contains([]string{"json", "console"}, c.LogFormat) {
 		errs = append(errs, fmt.Errorf("--log-format must be json or console, not %q", c.LogFormat))
 	}

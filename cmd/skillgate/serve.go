@@ -107,6 +107,11 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
 	g.health.SetDetails(sandboxDetails(g.runner, unavailable))
+	eg, err := cfg.egress(log.With().Str("component", "egress").Logger(), g.metrics)
+	if err != nil {
+		g.close()
+		return nil, err
+	}
 	sc := cfg.session()
 	sc.Logger = log.With().Str("component", "session").Logger()
 	sc.Metrics = g.metrics
@@ -121,6 +126,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Blobs:   g.blobs,
 		Authn:   authn,
 		Runner:  runnerOrNil(g.runner),
+		Egress:  eg,
 
 		RunnerUnavailable: unavailable,
 	})

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/egress"
+	"github.com/skillgate/skillgate/metrics"
+)
+
+func registerEgressFlags(fs *pflag.FlagSet, c *serveConfig) {
+	ed := egress.DefaultConfig()
+	fs.StringVar(&c.Egress, "egress", "on", "on: runs whose skill (or, for run_code, whose identity) lists network destinations reach them through the filtering proxy; off: no run has network")
+	fs.StringSliceVar(&c.EgressAllow, "egress-allow", []string{"*"}, "host:port or *.domain:port patterns that cap what any run may reach (*: any public host)")
+	fs.StringSliceVar(&c.EgressDeny, "egress-deny", nil, "host:port or *.domain:port patterns no run may reach")
+	fs.StringSliceVar(&c.EgressPrivate, "egress-allow-private", nil, "host:port or cidr:port of private, loopback, link-local or metadata addresses runs may reach (refused otherwise)")
+	fs.StringSliceVar(&c.RunCodeNetwork, "run-code-network", nil, "without --auth-file: patterns run_code may reach (default none); with one, each identity's run_code_network says")
+	fs.IntVar(&c.EgressMaxConns, "egress-max-connections", ed.MaxConns, "concurrent egress connections of one run; past it the proxy answers 403")
+	fs.Int64Var(&c.EgressMaxBytes, "egress-max-bytes", ed.MaxBytes, "bytes one run may move in each direction through the proxy; past it its connections are closed")
+}
+
+func (c *serveConfig) validateEgress() []error {
+	var errs []error
+	if c.Egress != "on" && c.Egress != "off" {
+		errs = append(errs, fmt.Errorf("--egress must be on or off, not %q", c.Egress))
+	}
+	for _, f := range []struct {
+		flag string
+		list []string
+	}{{"--egress-allow", c.EgressAllow}, {"--egress-deny", c.EgressDeny}, {"--run-code-network", c.RunCodeNetwork}} {
+		if _, err := egress.ParsePatterns(f.list); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.flag, err))
+		}
+	}
+	if _, err := egress.ParsePrivates(c.EgressPrivate); err != nil {
+		errs = append(errs, fmt.Errorf("--egress-allow-private: %w", err))
+	}
+	if c.EgressMaxConns < 1 || c.EgressMaxBytes < 1 {
+		errs = append(errs, errors.New("--egress-max-connections and --egress-max-bytes must be positive"))
+	}
+	return errs
+}
+
+// egress builds the runs' egress, or nil when it is off; the flags were
+// validated.
+func (c *serveConfig) egress(log zerolog.Logger, m *metrics.Metrics) (*dispatch.Egress, error) {
+	if c.Egress == "off" {
+		log.Info().Msg("egress is off (--egress=off): no run has network")
+		return nil, nil
+	}
+	cfg := egress.DefaultConfig()
+	cfg.MaxConns, cfg.MaxBytes = c.EgressMaxConns, c.EgressMaxBytes
+	cfg.Logger, cfg.Metrics = log, m
+	proxy, err := egress.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &dispatch.Egress{Proxy: proxy}
+	var errs [4]error
+	e.Allow, errs[0] = egress.ParsePatterns(c.EgressAllow)
+	e.Deny, errs[1] = egress.ParsePatterns(c.EgressDeny)
+	e.Private, errs[2] = egress.ParsePrivates(c.EgressPrivate)
+	e.OpenRunCode, errs[3] = egress.ParsePatterns(c.RunCodeNetwork)
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	log.Info().Strs("allow", c.EgressAllow).Strs("deny", c.EgressDeny).Strs("allow_private", c.EgressPrivate).
+		Strs("run_code_network", c.RunCodeNetwork).Msg("egress through the filtering proxy")
+	return e, nil
+}
