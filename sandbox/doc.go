@@ -43,7 +43,10 @@
 // no capabilities (the bounding set included), no-new-privileges, Landlock
 // (read-only /usr, /etc, /job, /opt/skillgate, /proc, /dev; read-write
 // /tmp, /workspace and /dev/shm; no TCP; signals and abstract sockets scoped) where
-// the kernel has it, and a seccomp deny-list. Its environment is PATH,
+// the kernel has it, and a seccomp deny-list (only AF_UNIX sockets). A Job
+// with an Egress is the one exception: its sandbox's loopback is up, the
+// gateway holds a listener on it, and Python may make IPv4 TCP
+// connections to that port only (see Egress). Its environment is PATH,
 // HOME, LANG, TMPDIR, PYTHONDONTWRITEBYTECODE and Job.Env, nothing of the
 // gateway's. Mounted skills are importable as skills.<name>.
 //

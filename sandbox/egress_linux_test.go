@@ -82,7 +82,7 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 
 // egressFor builds a proxy with m's metrics and the policy from
 // patterns.
-func egressFor(t *testing.T, m *metrics.Metrics, res egress.Resolver, allow, private []string, edit ...func(*egress.Config)) Egress {
+func egressFor(t testing.TB, m *metrics.Metrics, res egress.Resolver, allow, private []string, edit ...func(*egress.Config)) Egress {
 	t.Helper()
 	cfg := egress.DefaultConfig()
 	cfg.Metrics = m
