@@ -37,7 +37,7 @@ func ParsePattern(s string) (Pattern, error) {
 			return Pattern{}, fmt.Errorf("%w: %q: a wildcard needs a domain name after \"*.\"", ErrBadPattern, s)
 		}
 	default:
-		p.host = host
+		p.host = normalizeHost(host)
 		if _, err := netip.ParseAddr(host); err != nil && !validHostname(host) {
 			return Pattern{}, fmt.Errorf("%w: %q: %q is neither a host name nor an IP address", ErrBadPattern, s, host)
 		}

@@ -77,8 +77,14 @@ func matchAny(list []Pattern, host string, port int) bool {
 	return false
 }
 
+// normalizeHost lower-cases names, drops a trailing dot and writes IP
+// literals in their canonical form, so that ::0001 matches a rule for ::1.
 func normalizeHost(h string) string {
-	return strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+	h = strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.Unmap().String()
+	}
+	return h
 }
 
 // Special ranges beyond what netip classifies.

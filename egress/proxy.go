@@ -39,12 +39,13 @@ type RunInfo struct {
 
 // Run is the egress of one run: its policy, limits and connections.
 type Run struct {
-	p      *Proxy
-	info   RunInfo
-	policy *Policy
-	slots  chan struct{} // one per open connection
-	up     atomic.Int64  // bytes towards destinations
-	down   atomic.Int64  // bytes towards the run
+	p        *Proxy
+	info     RunInfo
+	policy   *Policy
+	slots    chan struct{} // one per open connection
+	refusals chan struct{} // one per connection being refused for lack of a slot
+	up       atomic.Int64  // bytes towards destinations
+	down     atomic.Int64  // bytes towards the run
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{} // guarded by mu: every socket to close at the end
@@ -56,8 +57,9 @@ type Run struct {
 func (p *Proxy) ForRun(info RunInfo, policy *Policy) *Run {
 	return &Run{
 		p: p, info: info, policy: policy,
-		slots: make(chan struct{}, p.cfg.MaxConns),
-		conns: make(map[net.Conn]struct{}),
+		slots:    make(chan struct{}, p.cfg.MaxConns),
+		refusals: make(chan struct{}, p.cfg.MaxConns),
+		conns:    make(map[net.Conn]struct{}),
 	}
 }
 
@@ -78,11 +80,22 @@ func (r *Run) Serve(l net.Listener, note func(string)) {
 			_ = c.Close()
 			break
 		}
+		// The slot is taken before the request is read, so that a run
+		// cannot hold more sockets of the gateway than its limit by
+		// opening connections and sending nothing. Past the limit a few
+		// connections are read to answer them with the reason; the rest
+		// are closed at once.
+		release, limited, ok := r.acquire()
+		if !ok {
+			r.untrack(c)
+			continue
+		}
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
 			defer r.untrack(c)
-			r.handle(c, note)
+			defer release()
+			r.handle(c, limited, note)
 		}()
 	}
 	r.closeAll()
@@ -128,7 +141,24 @@ type conn struct {
 	down   int64
 }
 
-func (r *Run) handle(c net.Conn, note func(string)) {
+// acquire takes a connection slot; without one, a refusal slot (limited:
+// the connection is only answered with the reason); without either, ok is
+// false.
+func (r *Run) acquire() (release func(), limited, ok bool) {
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, false, true
+	default:
+	}
+	select {
+	case r.refusals <- struct{}{}:
+		return func() { <-r.refusals }, true, true
+	default:
+		return nil, false, false
+	}
+}
+
+func (r *Run) handle(c net.Conn, limited bool, note func(string)) {
 	st := &conn{start: time.Now()}
 	defer r.finish(st, note)
 	br := bufio.NewReader(c)
@@ -144,10 +174,7 @@ func (r *Run) handle(c net.Conn, note func(string)) {
 		refuse(c, st)
 		return
 	}
-	select {
-	case r.slots <- struct{}{}:
-		defer func() { <-r.slots }()
-	default:
+	if limited {
 		st.reason, st.detail = ReasonLimit, fmt.Sprintf("more than %d concurrent connections", cap(r.slots))
 		refuse(c, st)
 		return

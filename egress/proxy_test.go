@@ -130,3 +130,26 @@ func TestConfigValidate(t *testing.T) {
 	assert.Error(t, Config{MaxBytes: -1}.Validate())
 	assert.Error(t, Config{ConnectTimeout: -1}.Validate())
 }
+
+func TestProxyIdleConnectionsCountAgainstTheLimit(t *testing.T) {
+	d := &recordDial{}
+	addr := serve(t, Config{Dial: d.dial, Resolver: fixedResolver{}, MaxConns: 2}, &Policy{Allow: [][]Pattern{{{any: true}}}})
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+	}
+	// The two idle connections hold both slots, whatever order the
+	// proxy accepts in: this one is answered with the reason.
+	assert.Equal(t, "403 egress denied: a.example:80 (connection_limit: more than 2 concurrent connections)",
+		request(t, addr, "GET http://a.example/ HTTP/1.1\r\nHost: a.example\r\n\r\n"))
+	assert.Empty(t, d.addrs)
+}
+
+func TestPatternIPLiteralsAreCanonical(t *testing.T) {
+	p, err := ParsePattern("[::0001]:80")
+	require.NoError(t, err)
+	pol := &Policy{Allow: [][]Pattern{{p}}}
+	assert.Equal(t, ReasonNone, pol.CheckName("::1", 80))
+	assert.Equal(t, ReasonNone, pol.CheckName("[0:0::1]", 80))
+}
