@@ -57,7 +57,7 @@ func (d *Dispatcher) createBlob(ctx context.Context, call *Call) (any, error) {
 	}
 	info, err := d.opts.Blobs.Put(ctx, d.opts.Blobs.NewID(), kind, bytes.NewReader(data))
 	if errors.Is(err, skills.ErrBlobTooLarge) {
-		return nil, transport.AppError(CodeBlobTooLarge, "The blob is larger than the gateway accepts.").
+		return nil, transport.AppError(transport.StringBlobTooLarge, "The blob is larger than the gateway accepts.").
 			WithDetails(err.Error())
 	}
 	if err != nil {

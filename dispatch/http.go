@@ -43,7 +43,7 @@ func (d *Dispatcher) HTTPHandler(opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/rpc", &httpFront{d: d, opts: opts})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeHTTPError(w, http.StatusNotFound, transport.AppError("NOT_FOUND", "Not found: the JSON-RPC endpoint is POST /rpc."))
+		writeHTTPError(w, http.StatusNotFound, transport.AppError(transport.StringNotFound, "Not found: the JSON-RPC endpoint is POST /rpc."))
 	})
 	return mux
 }
@@ -56,7 +56,7 @@ type httpFront struct {
 func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeHTTPError(w, http.StatusMethodNotAllowed, transport.AppError("METHOD_NOT_ALLOWED", "Use POST for JSON-RPC calls."))
+		writeHTTPError(w, http.StatusMethodNotAllowed, transport.AppError(transport.StringMethodNotAllowed, "Use POST for JSON-RPC calls."))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
@@ -212,13 +212,13 @@ func (h *httpFront) encode(id []byte, res any, err error) []byte {
 	obj, encErr := transport.MarshalObject(res)
 	if encErr != nil {
 		h.d.opts.Logger.Error().Err(encErr).Msg("cannot encode result")
-		return responseBody(id, nil, errInternal)
+		return responseBody(id, nil, transport.ErrInternal)
 	}
 	out := responseBody(id, obj, nil)
 	if h.opts.MaxResponseBytes > 0 && len(out) > h.opts.MaxResponseBytes {
-		return responseBody(id, nil, transport.AppError(CodeResponseTooLarge, "The response is larger than the message size limit.").
+		return responseBody(id, nil, transport.AppError(transport.StringResponseTooLarge, "The response is larger than the message size limit.").
 			WithDetails("the result of "+strconv.Itoa(len(out))+" bytes exceeds the limit of "+
-				strconv.Itoa(h.opts.MaxResponseBytes)+" bytes; request less data (for example read_blob with mode sample_head and max_bytes)"))
+				strconv.Itoa(h.opts.MaxResponseBytes)+" bytes; "+ResponseTooLargeHint))
 	}
 	return out
 }

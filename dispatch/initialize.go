@@ -8,11 +8,25 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
 // MethodInitialize initializes a framed connection.
 const MethodInitialize = "Initialize"
+
+// ResponseTooLargeHint tells a client whose answer did not fit the message
+// size limit how to ask for less; both front doors end RESPONSE_TOO_LARGE
+// details with it.
+const ResponseTooLargeHint = "request less data (for example read_blob with mode sample_head and max_bytes)"
+
+// ConfigureSession sets what the connection layer takes from the
+// application: the method that initializes a connection and the hint of an
+// over-size answer.
+func ConfigureSession(c *session.Config) {
+	c.InitMethod = MethodInitialize
+	c.TooLargeHint = ResponseTooLargeHint
+}
 
 // ProtocolVersion is the application protocol version the gateway speaks.
 // Clients must send the same major version.
@@ -50,7 +64,7 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 		return nil, err
 	}
 	if major(version) != major(ProtocolVersion) {
-		return nil, transport.AppError(CodeVersionIncompatible, "Unsupported protocol version.").
+		return nil, transport.AppError(transport.StringVersionIncompatible, "Unsupported protocol version.").
 			WithDetails("the client speaks " + version + "; this server speaks " + ProtocolVersion + " (any 1.x)")
 	}
 	id, err := d.authenticateConn(call, token)

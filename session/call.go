@@ -108,5 +108,5 @@ func (c *Conn) onResponse(m *transport.Message) bool {
 	return false
 }
 
-var errUnexpectedResponse = transport.AppError("UNEXPECTED_RESPONSE",
+var errUnexpectedResponse = transport.AppError(transport.StringUnexpectedResponse,
 	"Response to a request id this endpoint did not send or no longer waits for; ignored.")

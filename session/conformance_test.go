@@ -171,7 +171,7 @@ func TestInitializationGating(t *testing.T) {
 		m = p.call("Initialize", `{}`)
 		require.NotNil(t, m.Error)
 		assert.Equal(t, int32(transport.CodeApplication), m.Error.Code)
-		assert.Equal(t, StringAlreadyInitialized, m.Error.Data.StringCode)
+		assert.Equal(t, transport.StringAlreadyInitialized, m.Error.Data.StringCode)
 	})
 }
 
@@ -244,7 +244,7 @@ func TestResponseTooLarge(t *testing.T) {
 		p.initialize()
 		m := p.call("Big", `{"n":100000}`)
 		require.NotNil(t, m.Error)
-		assert.Equal(t, StringResponseTooLarge, m.Error.Data.StringCode)
+		assert.Equal(t, transport.StringResponseTooLarge, m.Error.Data.StringCode)
 		m = p.call("Big", `{"n":1000}`)
 		require.Nil(t, m.Error)
 	})
@@ -262,7 +262,7 @@ func TestMaxInflight(t *testing.T) {
 		<-f.h.started
 		m := p.call("Echo", `{}`)
 		require.NotNil(t, m.Error)
-		assert.Equal(t, StringOverloaded, m.Error.Data.StringCode)
+		assert.Equal(t, transport.StringOverloaded, m.Error.Data.StringCode)
 		require.NotNil(t, m.Error.Data.Retry)
 		assert.Positive(t, m.Error.Data.Retry.SuggestedDelayMS)
 		assert.Nil(t, p.call("_Keepalive", `{}`).Error)
@@ -326,7 +326,7 @@ func TestFrameTimeout(t *testing.T) {
 func TestInitTimeout(t *testing.T) {
 	forEachKind(t, func(c *Config) { c.InitTimeout = 100 * time.Millisecond }, func(t *testing.T, f *fixture) {
 		p := f.dial()
-		p.expectAbort(transport.CodeApplication, StringInitTimeout)
+		p.expectAbort(transport.CodeApplication, transport.StringInitTimeout)
 		q := f.dial()
 		q.initialize()
 		_, err := q.tryRecv(300 * time.Millisecond)
@@ -344,7 +344,7 @@ func TestMaxConnections(t *testing.T) {
 			p := f.dial()
 			p.initialize()
 			q := f.dial()
-			q.expectAbort(transport.CodeApplication, StringOverloaded)
+			q.expectAbort(transport.CodeApplication, transport.StringOverloaded)
 			assert.Nil(t, p.call("Echo", `{}`).Error)
 		})
 	}
@@ -362,14 +362,14 @@ func TestShutdownDrains(t *testing.T) {
 		<-f.h.started
 		done := make(chan error, 1)
 		go func() { done <- f.srv.Shutdown(t.Context()) }()
-		idle.expectAbort(transport.CodeApplication, StringServerShutdown)
+		idle.expectAbort(transport.CodeApplication, transport.StringServerShutdown)
 		m := p.call("Echo", `{}`)
 		require.NotNil(t, m.Error)
-		assert.Equal(t, StringServerShutdown, m.Error.Data.StringCode)
+		assert.Equal(t, transport.StringServerShutdown, m.Error.Data.StringCode)
 		f.h.release <- struct{}{}
 		m = p.recvResponse(id)
 		require.Nil(t, m.Error)
-		p.expectAbort(transport.CodeApplication, StringServerShutdown)
+		p.expectAbort(transport.CodeApplication, transport.StringServerShutdown)
 		require.NoError(t, <-done)
 	})
 }
@@ -386,7 +386,7 @@ func TestShutdownDeadline(t *testing.T) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() { done <- f.srv.Shutdown(ctx) }()
-		p.expectAbort(transport.CodeApplication, StringServerShutdown)
+		p.expectAbort(transport.CodeApplication, transport.StringServerShutdown)
 		assert.Error(t, <-done)
 	})
 }

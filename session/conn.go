@@ -377,11 +377,11 @@ func (c *Conn) admitLocked(m *transport.Message) *transport.Error {
 	case c.draining:
 		return errShutdown
 	case c.handler == nil:
-		return errMethodNotFound
+		return transport.ErrMethodNotFound
 	case init && c.state != stateNew:
-		return transport.AppError(StringAlreadyInitialized, "The connection is already initialized.")
+		return transport.AppError(transport.StringAlreadyInitialized, "The connection is already initialized.")
 	case c.cfg.InitMethod != "" && !init && c.state != stateReady:
-		return errMethodNotFound.WithDetails("call " + c.cfg.InitMethod + " first")
+		return transport.ErrMethodNotFound.WithDetails("call " + c.cfg.InitMethod + " first")
 	case c.inflight >= c.cfg.MaxInflight:
 		return errOverloadedCalls
 	}
@@ -437,7 +437,7 @@ func (c *Conn) callHandler(req *Request) (res any, err error) {
 		if p := recover(); p != nil {
 			c.Log(zerolog.ErrorLevel).Str("method", req.Method).Interface("panic", p).Msg("handler panicked")
 			c.cfg.Metrics.Panics.Inc()
-			res, err = nil, errInternal
+			res, err = nil, transport.ErrInternal
 		}
 	}()
 	return c.handler.Handle(c.ctx, req)
@@ -456,7 +456,7 @@ func wireError(err error) *transport.Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return errInternal
+	return transport.ErrInternal
 }
 
 func (c *Conn) onNotification(m *transport.Message) *transport.Error {

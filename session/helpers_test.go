@@ -127,6 +127,7 @@ func testConfig() Config {
 	c.FrameTimeout = 2 * time.Second
 	c.WriteTimeout = 2 * time.Second
 	c.HandshakeTimeout = 2 * time.Second
+	c.InitMethod = "Initialize"
 	return c
 }
 

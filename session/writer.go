@@ -369,7 +369,7 @@ func (c *Conn) frame(build func(dst []byte) []byte) (*[]byte, error) {
 func (c *Conn) sendResult(rawID, result []byte, fromLoop bool) {
 	p, err := c.frame(func(dst []byte) []byte { return transport.AppendResult(dst, rawID, result) })
 	if err != nil {
-		c.sendError(rawID, tooLarge(err), fromLoop)
+		c.sendError(rawID, c.tooLarge(err), fromLoop)
 		return
 	}
 	c.w.push(p, false, !fromLoop)
@@ -403,7 +403,7 @@ func (c *Conn) sendResponse(rawID []byte, res any, err error, fromLoop bool) {
 	if a, ok := res.(transport.Appender); ok {
 		p, ferr := c.frame(func(dst []byte) []byte { return transport.AppendResultFunc(dst, rawID, a.AppendJSON) })
 		if ferr != nil {
-			c.sendError(rawID, tooLarge(ferr), fromLoop)
+			c.sendError(rawID, c.tooLarge(ferr), fromLoop)
 			return
 		}
 		c.w.push(p, false, !fromLoop)
@@ -412,7 +412,7 @@ func (c *Conn) sendResponse(rawID []byte, res any, err error, fromLoop bool) {
 	obj, encErr := transport.MarshalObject(res)
 	if encErr != nil {
 		c.Log(zerolog.ErrorLevel).Err(encErr).Msg("cannot encode handler result")
-		c.sendError(rawID, errInternal, fromLoop)
+		c.sendError(rawID, transport.ErrInternal, fromLoop)
 		return
 	}
 	c.sendResult(rawID, obj, fromLoop)
@@ -426,13 +426,16 @@ func (c *Conn) closeReasonFrame(e *transport.Error) *[]byte {
 	return p
 }
 
-func tooLarge(err error) *transport.Error {
+func (c *Conn) tooLarge(err error) *transport.Error {
 	var fe *transport.FrameError
 	details := err.Error()
 	if errors.As(err, &fe) {
 		details = "the result of " + strconv.Itoa(fe.Length) + " bytes exceeds the message size limit of " +
-			strconv.Itoa(fe.Limit) + " bytes; request less data (for example read_blob with mode sample_head and max_bytes)"
+			strconv.Itoa(fe.Limit) + " bytes"
+		if c.cfg.TooLargeHint != "" {
+			details += "; " + c.cfg.TooLargeHint
+		}
 	}
-	return transport.AppError(StringResponseTooLarge, "The response is larger than the message size limit.").
+	return transport.AppError(transport.StringResponseTooLarge, "The response is larger than the message size limit.").
 		WithDetails(details)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
@@ -186,9 +187,7 @@ func (c *serveConfig) session() session.Config {
 	s.MaxInflight = c.MaxInflight
 	s.MaxConnections = c.MaxConnections
 	s.MaxQueuedBytes = c.MaxQueuedBytes
-	if s.MaxQueuedBytes == 0 {
-		s.MaxQueuedBytes = 8 * c.MaxMessageSize
-	}
+	dispatch.ConfigureSession(&s)
 	return s
 }
 
