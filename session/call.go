@@ -103,7 +103,7 @@ func (c *Conn) onResponse(m *transport.Message) bool {
 		return transport.AppendErrorNotification(dst, m.RawID, errUnexpectedResponse)
 	})
 	if err == nil {
-		c.w.push(p, false, false) // from the read loop
+		c.w.push(p, false, false, false) // from the read loop
 	}
 	return false
 }

@@ -61,6 +61,12 @@ type Config struct {
 	// HandshakeTimeout bounds a TLS handshake on the server side.
 	HandshakeTimeout time.Duration
 
+	// Budget bounds the bytes queued for delivery across every connection
+	// sharing it (nil: no gateway-wide bound). While it is full, new
+	// requests are refused with OVERLOADED and a retry hint, and results
+	// that do not fit are replaced by that error.
+	Budget *Budget
+
 	Logger  zerolog.Logger
 	Metrics *metrics.Metrics
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -384,6 +385,9 @@ func (c *Conn) admitLocked(m *transport.Message) *transport.Error {
 		return transport.ErrMethodNotFound.WithDetails("call " + c.cfg.InitMethod + " first")
 	case c.inflight >= c.cfg.MaxInflight:
 		return errOverloadedCalls
+	case c.cfg.Budget.Full():
+		c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
+		return errOverloadedBudget
 	}
 	if init {
 		c.state = stateInitializing

@@ -91,6 +91,16 @@ func (h *testHandler) Handle(ctx context.Context, req *Request) (any, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	case "Hold":
+		var p struct{ N int }
+		_ = json.Unmarshal(req.Params, &p)
+		h.started <- req.ID()
+		select {
+		case <-h.release:
+			return map[string]string{"data": strings.Repeat("x", p.N)}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	case "Panic":
 		panic("boom")
 	case "Fail":

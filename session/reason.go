@@ -59,6 +59,8 @@ var (
 				WithRetry(1000, 5)
 	errOverloadedCalls = transport.AppError(transport.StringOverloaded, "Too many requests in flight on this connection.").
 				WithRetry(50, 10)
+	errOverloadedBudget = transport.AppError(transport.StringOverloaded, "The gateway holds as many unsent answers as it may; retry shortly.").
+				WithRetry(200, 10)
 	errInitTimeout = transport.AppError(transport.StringInitTimeout, "The connection did not initialize in time.")
 	errSlowReader  = transport.AppError(transport.StringSlowReader, "The peer is not reading its responses.")
 )
