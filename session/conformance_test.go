@@ -517,3 +517,34 @@ func TestNotificationsDoNotDisturbRequests(t *testing.T) {
 		assert.JSONEq(t, `{"released":"`+id+`"}`, string(m.Result))
 	})
 }
+
+// Issue 9, item 5: --frame-timeout bounds a frame from its first byte to
+// its last, whatever the pace: a peer that dribbles one byte at a time,
+// each well within the timeout, is still aborted once the frame as a whole
+// is late.
+func TestFrameTimeoutBoundsDribbledFrame(t *testing.T) {
+	forEachKind(t, func(c *Config) { c.FrameTimeout = 300 * time.Millisecond }, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		wire := frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"slow-1"}`)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			for i := range len(wire) {
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				_ = p.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+				if _, err := p.nc.Write([]byte{wire[i]}); err != nil {
+					return
+				}
+			}
+		}()
+		m := p.expectAbort(transport.CodeParseError, transport.StringParseError)
+		assert.Contains(t, m.CloseError.Error.Data.Details, "not completed")
+		require.Eventually(t, func() bool {
+			return testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues(f.kind, "frame_timeout")) == 1
+		}, 5*time.Second, time.Millisecond)
+	})
+}
