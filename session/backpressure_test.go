@@ -219,3 +219,37 @@ func TestBackpressureThreshold(t *testing.T) {
 		})
 	}
 }
+
+// Issue 9, item 3: while the gateway-wide budget is full, new requests are
+// refused with OVERLOADED and a retry hint (keepalives are still
+// answered); a result that does not fit what is left is replaced by that
+// error; and the budget is whole again once the answers have left.
+func TestBudgetRefusesNewWork(t *testing.T) {
+	budget := NewBudget(bpQueue)
+	f := newFixture(t, "tcp", func(c *Config) {
+		bpConfig(c)
+		c.Budget = budget
+	})
+	p := f.dial()
+	p.initialize()
+
+	budget.Reserve(bpQueue) // another front door holds it all
+	m := p.call("Echo", `{}`)
+	require.NotNil(t, m.Error)
+	assert.Equal(t, transport.StringOverloaded, m.Error.Data.StringCode)
+	require.NotNil(t, m.Error.Data.Retry)
+	assert.Positive(t, m.Error.Data.Retry.SuggestedDelayMS)
+	assert.Nil(t, p.call("_Keepalive", `{}`).Error, "keepalives are answered regardless")
+	budget.Release(bpQueue)
+
+	budget.Reserve(bpQueue - 1000) // room for small answers only
+	m = p.call("Big", `{"n":5000}`)
+	require.NotNil(t, m.Error, "a result past the budget")
+	assert.Equal(t, transport.StringOverloaded, m.Error.Data.StringCode)
+	assert.Nil(t, p.call("Echo", `{}`).Error, "a small result fits")
+	budget.Release(bpQueue - 1000)
+
+	assert.Nil(t, p.call("Big", `{"n":5000}`).Error)
+	require.Eventually(t, func() bool { return budget.Used() == 0 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 2.0, testutil.ToFloat64(f.metrics.BudgetRefusals.WithLabelValues("framed")))
+}

@@ -78,3 +78,27 @@ func TestReadmeDocumentsEveryFlag(t *testing.T) {
 		assert.Contains(t, string(readme), "| `--"+f.Name+"` |", "README lacks a row for --%s", f.Name)
 	})
 }
+
+// --max-total-queued-bytes: explicit values win, -1 means no limit, and
+// the default is a quarter of the memory limit with a floor of 64
+// connections' worth of queue.
+func TestTotalQueuedBudget(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	const gib = 1 << 30
+	assert.Equal(t, int64(gib), cfg.totalQueued(4*gib), "a quarter of the memory")
+	assert.Equal(t, int64(64*8*cfg.MaxMessageSize), cfg.totalQueued(64<<20), "the floor on a small box")
+	assert.Equal(t, int64(64*8*cfg.MaxMessageSize), cfg.totalQueued(0), "memory unknown")
+	cfg.MaxQueuedBytes = 1 << 20
+	assert.Equal(t, int64(64<<20), cfg.totalQueued(0), "the floor follows --max-queued-bytes")
+	cfg.MaxTotalQueued = 123 << 20
+	assert.Equal(t, int64(123<<20), cfg.totalQueued(4*gib))
+	cfg.MaxTotalQueued = -1
+	assert.Zero(t, cfg.totalQueued(4*gib), "no limit")
+	require.NoError(t, cfg.validate())
+	cfg.MaxTotalQueued = -2
+	assert.ErrorContains(t, cfg.validate(), "--max-total-queued-bytes")
+	cfg.MaxTotalQueued = 100
+	assert.ErrorContains(t, cfg.validate(), "at least one message")
+	assert.Positive(t, memoryLimit(), "this machine's memory is readable")
+}

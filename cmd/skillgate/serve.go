@@ -63,9 +63,11 @@ type gateway struct {
 	runner  *sandbox.Runner // nil when execution is off or unavailable
 	stop    context.CancelFunc
 	framed  *session.Server
-	rpc     *http.Server
-	ops     *http.Server
-	errc    chan error // fatal listener errors
+	// budget bounds queued answer bytes across both front doors.
+	budget *session.Budget
+	rpc    *http.Server
+	ops    *http.Server
+	errc   chan error // fatal listener errors
 }
 
 func runServe(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
@@ -104,9 +106,15 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	}
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
+	g.budget = session.NewBudget(cfg.totalQueued(memoryLimit()))
+	g.metrics.QueuedBytes(
+		func() float64 { return float64(g.budget.Used()) },
+		func() float64 { return float64(g.budget.Limit()) })
+	log.Info().Int64("max_total_queued_bytes", g.budget.Limit()).Msg("gateway-wide queued bytes budget")
 	sc := cfg.session()
 	sc.Logger = log.With().Str("component", "session").Logger()
 	sc.Metrics = g.metrics
+	sc.Budget = g.budget
 	d := dispatch.New(dispatch.Options{
 		Info: dispatch.Info{
 			Name: "skillgate", Version: buildVersion(), MaxMessageSize: sc.MaxMessageSize,
