@@ -1,10 +1,12 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,15 +89,22 @@ func TestKeepaliveFloodWithoutReadingIsCut(t *testing.T) {
 			f := newFixture(t, kind, func(c *Config) {
 				bpConfig(c)
 				c.WriteTimeout = 300 * time.Millisecond
+				c.FrameTimeout = time.Minute // a starved flooder may stall mid-frame
 				c.Budget = budget
 			})
-			p := f.dial()
+			p := f.dialSmallWindow()
 			c := f.onlyConn()
-			go flood(p.nc)
-			require.Eventually(t, func() bool {
-				return testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues(kind, "slow_reader")) == 1
-			}, 60*time.Second, 10*time.Millisecond)
-			<-c.Done()
+			floodErr := make(chan error, 1)
+			go func() { floodErr <- flood(p.nc) }()
+			select {
+			case <-c.Done():
+			case <-time.After(60 * time.Second):
+				c.w.mu.Lock()
+				t.Logf("queue: queued=%d running=%v urgent=%d normal=%d", c.w.queued, c.w.running, len(c.w.urgent), len(c.w.normal))
+				c.w.mu.Unlock()
+				t.Fatal("the flooding connection is still open")
+			}
+			require.Equal(t, ReasonSlowReader, c.Reason(), "closed for another reason: %v", c.Err())
 			assert.LessOrEqual(t, c.w.peakBytes(), bpQueue, "held more than --max-queued-bytes")
 			assert.Greater(t, c.w.peakBytes(), bpQueue/2, "the flood never reached the bound")
 			assert.Zero(t, budget.Used(), "queued bytes not returned")
@@ -103,21 +112,45 @@ func TestKeepaliveFloodWithoutReadingIsCut(t *testing.T) {
 	}
 }
 
+// dialSmallWindow dials the fixture with a receive buffer of a few KiB
+// set before connecting, so that the window is small from the first
+// segment on: the kernel then stops taking answers after kilobytes, where
+// shrinking the buffer of an open connection lets it keep accepting them
+// at a trickle.
+func (f *fixture) dialSmallWindow() *peer {
+	f.t.Helper()
+	if f.kind != "tcp" {
+		return f.dial()
+	}
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+		return errors.Join(err, serr)
+	}}
+	nc, err := d.DialContext(context.Background(), "tcp", f.ln.Addr().String())
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { _ = nc.Close() })
+	return &peer{t: f.t, nc: nc, fr: transport.NewReader(nc, 1<<20)}
+}
+
 // flood writes _Keepalive requests until the connection stops taking them
-// (bounded: at most 64 MiB).
-func flood(nc net.Conn) {
+// (bounded: at most 256 MiB).
+func flood(nc net.Conn) error {
 	var batch strings.Builder
 	for i := range 1000 {
 		batch.WriteString(frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"k-` + itoa(i) + `"}`))
 	}
 	chunk := []byte(batch.String())
-	for round := 0; round*len(chunk) < 64<<20; round++ {
+	for round := 0; round*len(chunk) < 256<<20; round++ {
 		// Ids repeat across rounds: by then the connection is long cut.
-		_ = nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		_ = nc.SetWriteDeadline(time.Now().Add(60 * time.Second))
 		if _, err := nc.Write(chunk); err != nil {
-			return
+			return err
 		}
 	}
+	return nil
 }
 
 // The per-connection bound holds at its boundary: answers totalling

@@ -548,3 +548,61 @@ func TestFrameTimeoutBoundsDribbledFrame(t *testing.T) {
 		}, 5*time.Second, time.Millisecond)
 	})
 }
+
+// Issue 9, item 14: Initialize completes before anything written after it
+// is processed, so calls pipelined behind it in the same write see the
+// initialized session, and pipelined attempts are answered in order: a
+// failed one does not make the next, valid one ALREADY_INITIALIZED.
+func TestPipelinedInitialize(t *testing.T) {
+	forEachKind(t, nil, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		p.writeRaw(frame(`{"jsonrpc":"2.0","method":"Initialize","params":{"token":"bad"},"id":"i-1"}`) +
+			frame(`{"jsonrpc":"2.0","method":"Initialize","params":{},"id":"i-2"}`) +
+			frame(`{"jsonrpc":"2.0","method":"Echo","params":{"n":1},"id":"e-1"}`) +
+			frame(`{"jsonrpc":"2.0","method":"Echo","params":{"n":2},"id":"e-2"}`))
+		got := map[string]*wireMsg{}
+		for range 4 {
+			m := p.recv()
+			require.NotNil(t, m.ID, "%+v", m)
+			got[*m.ID] = m
+		}
+		require.NotNil(t, got["i-1"].Error)
+		assert.Equal(t, "AUTH_REQUIRED", got["i-1"].Error.Data.StringCode)
+		assert.Nil(t, got["i-2"].Error, "a valid attempt after a failed one succeeds")
+		for _, id := range []string{"e-1", "e-2"} {
+			require.Nil(t, got[id].Error, "%s: %+v", id, got[id].Error)
+		}
+		assert.JSONEq(t, `{"n":2}`, string(got["e-2"].Result))
+	})
+}
+
+// After the last allowed failed attempt, requests pipelined behind it get
+// no answer (no SERVER_SHUTDOWN either): the connection closes with the
+// attempt's error as its _CloseReason, counted as init_failed.
+func TestPipelinedInitFailuresClose(t *testing.T) {
+	forEachKind(t, nil, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		var wire strings.Builder
+		for i := range DefaultMaxInitFailures {
+			wire.WriteString(frame(`{"jsonrpc":"2.0","method":"Initialize","params":{"token":"bad"},"id":"i-` + itoa(i) + `"}`))
+		}
+		wire.WriteString(frame(`{"jsonrpc":"2.0","method":"Echo","params":{},"id":"e-1"}`))
+		wire.WriteString(frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"k-1"}`))
+		// Not all of it is read (on a pipe the write would never end).
+		go func() { _, _ = p.nc.Write([]byte(wire.String())) }()
+		for i := range DefaultMaxInitFailures {
+			m := p.recv()
+			require.NotNil(t, m.ID, "%+v", m)
+			assert.Equal(t, "i-"+itoa(i), *m.ID)
+			require.NotNil(t, m.Error)
+			assert.Equal(t, "AUTH_REQUIRED", m.Error.Data.StringCode)
+		}
+		m := p.recv()
+		require.Equal(t, transport.MethodCloseReason, m.Method, "nothing is answered after the last failure: %+v", m)
+		assert.Equal(t, "AUTH_REQUIRED", m.CloseError.Error.Data.StringCode)
+		p.expectEOF()
+		require.Eventually(t, func() bool {
+			return testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues(f.kind, "init_failed")) == 1
+		}, 5*time.Second, time.Millisecond)
+	})
+}

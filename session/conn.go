@@ -214,7 +214,9 @@ func (c *Conn) readLoop() {
 		if n > 0 {
 			frames, bytes = frames+1, bytes+n
 		}
-		if !ok {
+		if !ok || c.Reason() != ReasonNone {
+			// Once the connection is ending nothing more is read: a request
+			// pipelined behind the cause gets no answer of its own.
 			c.countReceived(&frames, &bytes)
 			c.finish()
 			return
@@ -355,6 +357,15 @@ func (c *Conn) onRequest(m *transport.Message) *transport.Error {
 	c.inflight++
 	c.handlers.Add(1)
 	c.mu.Unlock()
+	if c.isInit(m) {
+		// The connection's next messages may depend on the outcome, so
+		// Initialize completes on the read loop before anything later is
+		// read: pipelined calls see the initialized session, and pipelined
+		// attempts are answered in order.
+		req := &Request{Method: methodName(m.Method), Params: bytes.Clone(m.Params), Conn: c, rawID: bytes.Clone(m.RawID)}
+		c.complete(req, h, true)
+		return nil
+	}
 	if c.inline != nil && c.inline.Inline(m.Method) {
 		// Params alias the frame body: valid while the handler runs here.
 		req := &c.inlineReq
@@ -368,10 +379,15 @@ func (c *Conn) onRequest(m *transport.Message) *transport.Error {
 	return nil
 }
 
+// isInit reports whether m is the initialization request.
+func (c *Conn) isInit(m *transport.Message) bool {
+	return c.cfg.InitMethod != "" && m.IsMethod(c.cfg.InitMethod)
+}
+
 // admitLocked decides whether a request may run, returning the error to
 // answer it with otherwise.
 func (c *Conn) admitLocked(m *transport.Message) *transport.Error {
-	init := c.cfg.InitMethod != "" && m.IsMethod(c.cfg.InitMethod)
+	init := c.isInit(m)
 	switch {
 	case c.reason != ReasonNone:
 		return errShutdown

@@ -235,10 +235,12 @@ func (q *writeQueue) run() {
 		q.written(batch)
 		clear(batch)
 		if err != nil || last {
-			q.exit()
 			if err != nil {
+				// The reason first: closing the socket wakes the read
+				// loop, which would otherwise report a failed read.
 				q.writeFailed(err)
 			}
+			q.exit()
 			return
 		}
 	}
