@@ -606,3 +606,41 @@ func TestPipelinedInitFailuresClose(t *testing.T) {
 		}, 5*time.Second, time.Millisecond)
 	})
 }
+
+// Issue 9, item 13: when the drain deadline passes, every call still in
+// flight is answered with SERVER_SHUTDOWN before the _CloseReason, and
+// Shutdown returns even though the handlers ignore their context.
+func TestShutdownDeadlineAnswersInFlight(t *testing.T) {
+	forEachKind(t, nil, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		p.initialize()
+		ids := []string{p.request("Stubborn", `{}`), p.request("Stubborn", `{}`)}
+		<-f.h.started
+		<-f.h.started
+		ctx, cancel := contextWithTimeout(t, 50*time.Millisecond)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- f.srv.Shutdown(ctx) }()
+		answered := map[string]bool{}
+		for range ids {
+			m := p.recv()
+			require.NotNil(t, m.ID, "an answer before the _CloseReason: %+v", m)
+			require.NotNil(t, m.Error)
+			assert.Equal(t, transport.StringServerShutdown, m.Error.Data.StringCode)
+			answered[*m.ID] = true
+		}
+		for _, id := range ids {
+			assert.True(t, answered[id], id)
+		}
+		p.expectAbort(transport.CodeApplication, transport.StringServerShutdown)
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+		case <-time.After(20 * time.Second):
+			t.Fatal("Shutdown waits for handlers that ignore their context")
+		}
+		// The late results are dropped: nothing more reaches the peer.
+		f.h.release <- struct{}{}
+		f.h.release <- struct{}{}
+	})
+}

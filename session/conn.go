@@ -58,6 +58,7 @@ type Conn struct {
 	fr       transport.Reader
 	traffic  atomic.Bool // a frame arrived since the last keepalive tick
 	moveLoop atomic.Bool // the read loop should move to a fresh goroutine before it waits
+	expired  atomic.Bool // the drain deadline passed: the last frames must leave quickly
 	timer    *time.Timer // keepalive schedule
 	initT    *time.Timer // initialization deadline (server side)
 
@@ -68,6 +69,7 @@ type Conn struct {
 	initFailures int
 	inflight     int
 	ids          idWindow
+	calls        map[uint64][]byte // raw ids of requests running on goroutines, by id hash
 	nextID       uint64
 	pending      map[string]chan callResult // outbound calls awaiting a response
 	ka           keepaliveState
@@ -375,6 +377,12 @@ func (c *Conn) onRequest(m *transport.Message) *transport.Error {
 		return nil
 	}
 	req := &Request{Method: methodName(m.Method), Params: bytes.Clone(m.Params), Conn: c, rawID: bytes.Clone(m.RawID)}
+	c.mu.Lock()
+	if c.calls == nil {
+		c.calls = make(map[uint64][]byte)
+	}
+	c.calls[h] = req.rawID
+	c.mu.Unlock()
 	go c.complete(req, h, false)
 	return nil
 }
@@ -421,6 +429,10 @@ func (c *Conn) complete(req *Request, h uint64, inline bool) {
 	c.mu.Lock()
 	c.inflight--
 	c.ids.end(h)
+	_, unanswered := c.calls[h]
+	delete(c.calls, h)
+	// A call that outlived the drain deadline has been answered already.
+	answered := !inline && !unanswered
 	failedInits := 0
 	if init {
 		c.state, failedInits = c.initOutcomeLocked(err)
@@ -433,6 +445,9 @@ func (c *Conn) complete(req *Request, h uint64, inline bool) {
 	var abort *Abort
 	if errors.As(err, &abort) {
 		c.abortWith(reasonForCode(abort.Err.Code), abort.Err)
+		return
+	}
+	if answered {
 		return
 	}
 	c.sendResponse(rawID, res, err, inline)
@@ -545,7 +560,7 @@ func (c *Conn) abortWith(reason CloseReason, e *transport.Error) {
 	c.cfg.Metrics.Aborts.WithLabelValues(e.EffectiveCode()).Inc()
 	c.Log(zerolog.InfoLevel).Str("reason", reason.String()).Str("string_code", e.EffectiveCode()).
 		Str("details", e.Details).Msg("aborting connection")
-	c.w.finish(c.closeReasonFrame(e), reason == ReasonSlowReader)
+	c.w.finish(c.closeReasonFrame(e), reason == ReasonSlowReader, c.expired.Load())
 	c.cancel()
 }
 
@@ -554,7 +569,7 @@ func (c *Conn) closeWith(reason CloseReason, err error) {
 	if !c.setReason(reason, err) {
 		return
 	}
-	c.w.finish(nil, true)
+	c.w.finish(nil, true, true)
 	c.cancel()
 }
 

@@ -91,6 +91,10 @@ func (h *testHandler) Handle(ctx context.Context, req *Request) (any, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	case "Stubborn": // ignores its context
+		h.started <- req.ID()
+		<-h.release
+		return map[string]string{"late": req.ID()}, nil
 	case "Hold":
 		var p struct{ N int }
 		_ = json.Unmarshal(req.Params, &p)

@@ -61,6 +61,9 @@ type writeQueue struct {
 	full atomic.Bool
 	// deadline is the write deadline armed last; owned by the writer goroutine.
 	deadline time.Time
+	// closeBy, once set (unix nanoseconds), bounds every remaining write:
+	// a closing connection's last frames must not hold its close up.
+	closeBy atomic.Int64
 }
 
 func (q *writeQueue) init(c *Conn, nc net.Conn) {
@@ -164,8 +167,10 @@ func (q *writeQueue) dropLocked(frames []*[]byte) {
 
 // finish stops the queue. With a final frame, the writer writes it after
 // the queued frames (or instead of them, when dropQueued) and then closes
-// the socket; without one the socket closes at once.
-func (q *writeQueue) finish(final *[]byte, dropQueued bool) {
+// the socket; without one the socket closes at once. What remains to be
+// written must leave within the write timeout, or within finalWriteTimeout
+// when hurry is set.
+func (q *writeQueue) finish(final *[]byte, dropQueued, hurry bool) {
 	q.mu.Lock()
 	if q.closing {
 		q.mu.Unlock()
@@ -173,13 +178,18 @@ func (q *writeQueue) finish(final *[]byte, dropQueued bool) {
 		return
 	}
 	q.closing = true
+	grace := q.c.cfg.WriteTimeout
+	if hurry || dropQueued {
+		grace = min(grace, finalWriteTimeout)
+	}
+	by := time.Now().Add(grace)
+	q.closeBy.Store(by.UnixNano())
+	// A write already under way may be stuck on a peer that does not read.
+	_ = q.nc.SetWriteDeadline(by)
 	if dropQueued {
 		q.dropLocked(q.urgent)
 		q.dropLocked(q.normal)
 		q.urgent, q.normal = nil, nil
-		// A write already under way may be stuck on a peer that does not
-		// read: bound it like the final frame.
-		_ = q.nc.SetWriteDeadline(time.Now().Add(finalWriteTimeout))
 	}
 	if final == nil {
 		q.closeLocked()
@@ -347,6 +357,13 @@ func (q *writeQueue) write(frames []*[]byte, last bool) error {
 // timeout. It renews the deadline only when less than half of it is left,
 // sparing a timer update per batch; the final frame gets a short one.
 func (q *writeQueue) armDeadline(last bool) error {
+	if by := q.closeBy.Load(); by != 0 {
+		if q.deadline.UnixNano() == by {
+			return nil
+		}
+		q.deadline = time.Unix(0, by)
+		return q.nc.SetWriteDeadline(q.deadline)
+	}
 	now, timeout := time.Now(), q.c.cfg.WriteTimeout
 	if last {
 		timeout = min(timeout, finalWriteTimeout)
