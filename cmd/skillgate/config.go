@@ -217,6 +217,20 @@ func (c *serveConfig) totalQueued(memory int64) int64 {
 	return max(memory/4, 64*perConn)
 }
 
+// limits gathers what Initialize advertises from the settings that own
+// each value.
+func (c *serveConfig) limits(sc session.Config) dispatch.Limits {
+	return dispatch.Limits{
+		MaxMessageSize:      sc.MaxMessageSize,
+		MaxOutputBytes:      sandbox.MaxOutputBytes,
+		LogsPreviewBytes:    sandbox.MaxLogsPreview,
+		MaxBlobSize:         c.MaxBlobSize,
+		DefaultRunTimeoutMS: c.RunTimeout.Milliseconds(),
+		MaxRunTimeoutMS:     c.MaxRunTimeout.Milliseconds(),
+		MaxInflight:         sc.MaxInflight,
+	}
+}
+
 func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s := sandbox.DefaultConfig()
 	s.Python = c.Python

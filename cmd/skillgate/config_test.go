@@ -102,3 +102,18 @@ func TestTotalQueuedBudget(t *testing.T) {
 	assert.ErrorContains(t, cfg.validate(), "at least one message")
 	assert.Positive(t, memoryLimit(), "this machine's memory is readable")
 }
+
+// Initialize's limits come from the flags that own them.
+func TestInitializeLimitsFromFlags(t *testing.T) {
+	cfg, err := parseServe(t, "--max-message-size", "65536", "--max-inflight", "9", "--max-blob-size", "1000",
+		"--run-timeout", "3s", "--max-run-timeout", "1m")
+	require.NoError(t, err)
+	l := cfg.limits(cfg.session())
+	assert.Equal(t, 65536, l.MaxMessageSize)
+	assert.Equal(t, 9, l.MaxInflight)
+	assert.Equal(t, int64(1000), l.MaxBlobSize)
+	assert.Equal(t, int64(3000), l.DefaultRunTimeoutMS)
+	assert.Equal(t, int64(60000), l.MaxRunTimeoutMS)
+	assert.Positive(t, l.MaxOutputBytes)
+	assert.Positive(t, l.LogsPreviewBytes)
+}

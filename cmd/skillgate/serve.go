@@ -119,6 +119,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Info: dispatch.Info{
 			Name: "skillgate", Version: buildVersion(), MaxMessageSize: sc.MaxMessageSize,
 			KeepaliveInterval: sc.KeepaliveInterval, KeepaliveTimeout: sc.KeepaliveTimeout,
+			Limits: cfg.limits(sc),
 		},
 		Logger:  log.With().Str("component", "dispatch").Logger(),
 		Metrics: g.metrics,
