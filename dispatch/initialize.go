@@ -96,7 +96,7 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 func checkVersion(v string) error {
 	major, minor, ok := strings.Cut(v, ".")
 	if !ok || !allDigits(major) || !allDigits(minor) {
-		return &ParamError{Param: "protocol_version", Reason: "must be <major>.<minor> in digits, such as "+ProtocolVersion+"; got "+quoteCut(v)}
+		return &ParamError{Param: "protocol_version", Reason: "must be <major>.<minor> in digits, such as " + ProtocolVersion + "; got " + quoteCut(v)}
 	}
 	if want, _, _ := strings.Cut(ProtocolVersion, "."); major != want {
 		return transport.AppError(transport.StringVersionIncompatible, "Unsupported protocol version.").
