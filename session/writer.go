@@ -132,9 +132,9 @@ func (q *writeQueue) push(frame *[]byte, urgent, start, reserved bool) bool {
 		return false
 	}
 	if urgent {
-		q.urgent = append(q.urgent, frame)
+		q.urgent = appendFrame(q.urgent, frame)
 	} else {
-		q.normal = append(q.normal, frame)
+		q.normal = appendFrame(q.normal, frame)
 	}
 	q.addLocked(n)
 	// Answers the read loop queues wait for its kick, unless they pile up:
@@ -145,6 +145,27 @@ func (q *writeQueue) push(frame *[]byte, urgent, start, reserved bool) bool {
 	}
 	q.mu.Unlock()
 	return true
+}
+
+// maxMerged bounds the frames that are copied into the spare room of the
+// frame queued before them.
+const maxMerged = 4 << 10
+
+// appendFrame queues frame at the end of list. A small frame is copied into
+// the spare capacity of the last queued buffer when it fits: many small
+// answers (keepalives, errors) then share buffers instead of each holding
+// a pooled one several times its size, so that the bytes counted against
+// the queue bound are close to the memory held.
+func appendFrame(list []*[]byte, frame *[]byte) []*[]byte {
+	if k := len(list); k > 0 && len(*frame) <= maxMerged {
+		last := list[k-1]
+		if cap(*last)-len(*last) >= len(*frame) {
+			*last = append(*last, *frame...)
+			putFrame(frame)
+			return list
+		}
+	}
+	return append(list, frame)
 }
 
 // addLocked counts n more bytes held (negative when released).
