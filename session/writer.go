@@ -76,7 +76,7 @@ func (q *writeQueue) init(c *Conn, nc net.Conn) {
 // so that a peer which sends faster than it reads is slowed down by TCP
 // flow control rather than cut off. It returns at once when the connection
 // is closing; a peer that stops reading altogether runs into the write
-// deadline.
+// deadline and is cut off as a slow reader.
 func (q *writeQueue) waitRoom() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
