@@ -644,3 +644,19 @@ func TestShutdownDeadlineAnswersInFlight(t *testing.T) {
 		f.h.release <- struct{}{}
 	})
 }
+
+// An answer the read loop produced leaves even while only part of the
+// next frame has arrived: a _Keepalive sent ahead of a slow upload is
+// answered before the upload completes.
+func TestAnswerNotHeldByPartialFrame(t *testing.T) {
+	forEachKind(t, func(c *Config) { c.FrameTimeout = time.Minute }, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		next := frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"k-2"}`)
+		p.writeRaw(frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"k-1"}`) + next[:20])
+		m := p.recv()
+		require.NotNil(t, m.ID)
+		assert.Equal(t, "k-1", *m.ID)
+		p.writeRaw(next[20:])
+		assert.Equal(t, "k-2", *p.recv().ID)
+	})
+}

@@ -208,6 +208,11 @@ func (c *Conn) readLoop() {
 				go c.readLoop()
 				return
 			}
+		} else if !c.fr.FrameBuffered() {
+			// Only part of the next frame is here, and the rest may be
+			// slow to come (a large upload): what the loop queued, such
+			// as a keepalive answer, must not wait for it.
+			c.w.kick()
 		}
 		if c.w.full.Load() {
 			c.w.waitRoom()

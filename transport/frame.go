@@ -71,6 +71,16 @@ func (fr *Reader) SetFrameTimeout(d Deadliner, timeout time.Duration) {
 // Buffered reports how many bytes are buffered but not yet returned.
 func (fr *Reader) Buffered() int { return fr.w - fr.r }
 
+// FrameBuffered reports whether the next ReadFrame can return without
+// reading: a whole frame, or a bad header, is buffered.
+func (fr *Reader) FrameBuffered() bool {
+	if fr.w-fr.r < HeaderLen {
+		return false
+	}
+	n, err := parseHeader(fr.buf[fr.r : fr.r+HeaderLen])
+	return err != nil || n > fr.maxBody || fr.w-fr.r >= HeaderLen+n+1
+}
+
 // ReadFrame returns the next frame's body. It returns io.EOF when the stream
 // ends cleanly between frames, io.ErrUnexpectedEOF when it ends inside a
 // frame, and a *FrameError when the framing is invalid; in the last case
