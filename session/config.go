@@ -85,6 +85,7 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultMaxInflight       = 64
 	DefaultRecentIDs         = 256
+	DefaultHandshakeTimeout  = 10 * time.Second
 	// DefaultQueuedMessages is how many maximum-size messages one
 	// connection may have queued when MaxQueuedBytes is not set.
 	DefaultQueuedMessages = 8
@@ -102,6 +103,7 @@ func DefaultConfig() Config {
 		WriteTimeout:      DefaultWriteTimeout,
 		MaxInflight:       DefaultMaxInflight,
 		RecentIDs:         DefaultRecentIDs,
+		HandshakeTimeout:  DefaultHandshakeTimeout,
 		IDPrefix:          "gw",
 		Logger:            zerolog.Nop(),
 	}
@@ -120,7 +122,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.MaxInflight, d.MaxInflight)
 	setDefault(&c.MaxQueuedBytes, DefaultQueuedMessages*c.MaxMessageSize)
 	setDefault(&c.RecentIDs, d.RecentIDs)
-	setDefault(&c.HandshakeTimeout, 10*time.Second)
+	setDefault(&c.HandshakeTimeout, d.HandshakeTimeout)
 	if c.Metrics == nil {
 		c.Metrics = metrics.New("unknown")
 	}

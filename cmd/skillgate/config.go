@@ -235,7 +235,7 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s := sandbox.DefaultConfig()
 	s.Python = c.Python
 	s.Workers = c.SandboxWorkers
-	s.QueueSize = 4 * c.SandboxWorkers
+	s.QueueSize = 0 // sandbox derives it from Workers
 	s.WarmPool = c.SandboxWarmPool
 	if s.WarmPool < 0 {
 		// Two per worker: a run takes its sandbox in about a millisecond, a
