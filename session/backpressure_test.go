@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -189,6 +191,13 @@ func TestQueueBoundBoundary(t *testing.T) {
 				}, 5*time.Second, time.Millisecond)
 				return
 			}
+			// Everything is held before the peer reads a byte.
+			c := f.onlyConn()
+			require.Eventually(t, func() bool {
+				c.w.mu.Lock()
+				defer c.w.mu.Unlock()
+				return c.w.queued == bpQueue+tc.over
+			}, 5*time.Second, time.Millisecond)
 			seen := map[string]bool{}
 			for range ids {
 				m := p.recv()
@@ -285,4 +294,54 @@ func TestBudgetRefusesNewWork(t *testing.T) {
 	assert.Nil(t, p.call("Big", `{"n":5000}`).Error)
 	require.Eventually(t, func() bool { return budget.Used() == 0 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, 2.0, testutil.ToFloat64(f.metrics.BudgetRefusals.WithLabelValues("framed")))
+}
+
+// One coalesced write carries at most maxBatchBytes of queued answers
+// (more only when a single frame is larger): with answers of exactly 16
+// KiB waiting, a batch takes 16 of them, 256 KiB on the wire, and not a
+// 17th. Seen through the write batch histogram.
+func TestWriteBatchBound(t *testing.T) {
+	f := newFixture(t, "pipe", func(c *Config) {
+		bpConfig(c)
+		c.MaxQueuedBytes = 1 << 20
+	})
+	p := f.dial()
+	p.initialize()
+	c := f.onlyConn()
+	queued := func(n int) func() bool {
+		return func() bool {
+			c.w.mu.Lock()
+			defer c.w.mu.Unlock()
+			return c.w.queued == n
+		}
+	}
+	// The writer blocks on the pipe with a first answer, so that the
+	// next ones all wait in the queue.
+	first := 4096
+	f.holdAnswers(p, first, "a-00")
+	require.Eventually(t, queued(first), 5*time.Second, time.Millisecond)
+	const frames = 17
+	ids := make([]string, frames)
+	for i := range ids {
+		ids[i] = "b-" + string(rune('a'+i/10)) + itoa(i%10)
+	}
+	f.holdAnswers(p, frames*16384, ids...)
+	require.Eventually(t, queued(first+frames*16384), 5*time.Second, time.Millisecond)
+	for range frames + 1 {
+		m := p.recv()
+		require.NotNil(t, m.ID)
+		require.Nil(t, m.Error)
+	}
+	var dm dto.Metric
+	require.NoError(t, f.metrics.WriteQueue.(prometheus.Metric).Write(&dm))
+	h := dm.GetHistogram()
+	within := uint64(0)
+	for _, b := range h.GetBucket() {
+		if b.GetUpperBound() == float64(maxBatchBytes) {
+			within = b.GetCumulativeCount()
+		}
+	}
+	require.Positive(t, within, "no bucket at maxBatchBytes")
+	assert.Equal(t, h.GetSampleCount(), within, "a batch carried more than maxBatchBytes")
+	assert.GreaterOrEqual(t, h.GetSampleCount(), uint64(3), "the queued answers left in more than one batch")
 }
