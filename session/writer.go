@@ -376,14 +376,20 @@ func (q *writeQueue) write(frames []*[]byte, last bool) error {
 
 // armDeadline keeps every write under a deadline of at most the write
 // timeout. It renews the deadline only when less than half of it is left,
-// sparing a timer update per batch; the final frame gets a short one.
+// sparing a timer update per batch. Once the connection is closing, every
+// write stays within the close's own bound, and the final frame within
+// finalWriteTimeout as well.
 func (q *writeQueue) armDeadline(last bool) error {
 	if by := q.closeBy.Load(); by != 0 {
-		if q.deadline.UnixNano() == by {
+		d := time.Unix(0, by)
+		if f := time.Now().Add(finalWriteTimeout); last && f.Before(d) {
+			d = f
+		}
+		if q.deadline.Equal(d) {
 			return nil
 		}
-		q.deadline = time.Unix(0, by)
-		return q.nc.SetWriteDeadline(q.deadline)
+		q.deadline = d
+		return q.nc.SetWriteDeadline(d)
 	}
 	now, timeout := time.Now(), q.c.cfg.WriteTimeout
 	if last {
