@@ -30,8 +30,9 @@ var allowed = map[string][]string{
 	"skills":              {"internal/pyname"},
 	"session":             {"transport", "metrics"},
 	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname"},
+	"mcpfront":            {"transport", "skills", "dispatch", "dispatch/auth"},
 	"deploy":              {},
-	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth"},
+	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth", "mcpfront"},
 	"cmd/skillgate-bench": {"transport", "session", "internal/testpki"},
 }
 
