@@ -34,10 +34,17 @@ func skillTool(sk *skills.Skill) *mcp.Tool {
 	if sk.ShortDescription != "" && sk.ShortDescription != desc {
 		desc = strings.TrimSpace(desc + "\n\n" + sk.ShortDescription)
 	}
-	return &mcp.Tool{
+	t := &mcp.Tool{
 		Name: sk.Manifest.Name, Title: sk.Title, Description: desc,
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 	}
+	if in := sk.ArgsSchema(); in != nil {
+		t.InputSchema = in
+	}
+	if out := sk.OutputSchema(); out != nil {
+		t.OutputSchema = out
+	}
+	return t
 }
 
 func (s *Server) runSkill(name string) mcp.ToolHandler {
@@ -106,8 +113,9 @@ func runResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 		if r.LogsPreview != "" {
 			text += "\n\nlogs:\n" + r.LogsPreview
 		}
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}},
-			StructuredContent: raw}, nil
+		// No structuredContent: it would have to match the tool's
+		// output schema, which describes a completed run's output.
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	}
 	out := r.Output
 	if len(out) == 0 {

@@ -113,6 +113,16 @@ func structured(t *testing.T, res *mcp.CallToolResult) string {
 func TestMCPStdio(t *testing.T) {
 	requireSandbox(t)
 	dir := exampleSkills(t)
+	typed := filepath.Join(dir, "acme.typed")
+	require.NoError(t, os.MkdirAll(filepath.Join(typed, "code"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(typed, "schema"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(typed, "skill.toml"), []byte("name = \"acme.typed\"\nversion = \"1.0.0\"\n"+
+		"description = \"Doubles n.\"\nkind = \"action\"\n[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\n"+
+		"export = \"main\"\nargs_schema = \"schema/args.json\"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(typed, "SKILL.md"), []byte("---\nname: Typed\nshort_description: Doubles.\n---\nDoubles n.\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(typed, "code", "main.py"), []byte("def main(args):\n    return {'twice': 2 * args['n']}\n"), 0o644))
+	const argsSchema = `{"type":"object","properties":{"n":{"type":"integer","maximum":100}},"required":["n"],"additionalProperties":false}`
+	require.NoError(t, os.WriteFile(filepath.Join(typed, "schema", "args.json"), []byte(argsSchema), 0o644))
 	cs := connectStdio(t, nil, "--skills-dir", dir, "--sandbox-workers", "2")
 	ctx := mcpContext(t)
 
@@ -131,6 +141,28 @@ func TestMCPStdio(t *testing.T) {
 	require.False(t, res.IsError, textOf(res))
 	assert.JSONEq(t, `{"sum":42,"count":2}`, structured(t, res))
 	assert.Contains(t, textOf(res), `"sum"`)
+
+	// args_schema is the tool's inputSchema and is enforced before any run.
+	tools, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	for _, tl := range tools.Tools {
+		switch tl.Name {
+		case "acme.typed":
+			b, _ := json.Marshal(tl.InputSchema)
+			assert.JSONEq(t, argsSchema, string(b))
+		case "acme.math.add":
+			b, _ := json.Marshal(tl.InputSchema)
+			assert.JSONEq(t, `{"type":"object"}`, string(b))
+			assert.Contains(t, tl.Description, "Add two numbers")
+		}
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "acme.typed", Arguments: map[string]any{"n": 21}})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"twice":42}`, structured(t, res))
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "acme.typed", Arguments: map[string]any{"n": 101, "m": 1}})
+	we := requireRPCError(t, err, jsonrpc.CodeInvalidParams)
+	assert.Contains(t, string(we.Data), "/n")
+	assert.Contains(t, string(we.Data), "violations")
 
 	// A run that fails answers isError with its error type.
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
@@ -165,7 +197,7 @@ func TestMCPStdio(t *testing.T) {
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "acme.nope", Arguments: map[string]any{}})
 	requireRPCError(t, err, jsonrpc.CodeInvalidParams)
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "describe_skill", Arguments: map[string]any{"name": "acme.missing"}})
-	we := requireRPCError(t, err, jsonrpc.CodeInvalidParams)
+	we = requireRPCError(t, err, jsonrpc.CodeInvalidParams)
 	assert.Contains(t, string(we.Data), `"string_code":"SKILL_NOT_FOUND"`, "the Skills Protocol's error data")
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_blob", Arguments: map[string]any{"mode": "full"}})
 	we = requireRPCError(t, err, jsonrpc.CodeInvalidParams)
