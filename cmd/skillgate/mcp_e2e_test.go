@@ -427,3 +427,50 @@ func TestMCPHTTPReload(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, gp.Messages[0].Content.(*mcp.TextContent).Text, "Hup body.")
 }
+
+// sandboxRunning reads the gateway's gauge of runs holding a worker.
+func sandboxRunning(t *testing.T, metricsAddr string) string {
+	for _, line := range strings.Split(scrape(t, "http://"+metricsAddr+"/metrics"), "\n") {
+		if v, ok := strings.CutPrefix(line, "skillgate_sandbox_running "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitFor polls cond a bounded number of times; the bound is a safety net.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 600 {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("gave up waiting: %s", what)
+}
+
+// A client that cancels a tools/call (notifications/cancelled) stops the
+// run: its sandbox is torn down and its worker freed at once.
+func TestMCPCancelStopsRun(t *testing.T) {
+	requireSandbox(t)
+	g := startGateway(t, "--sandbox-workers", "1", "--sandbox-warm-pool", "0")
+	cs, err := connectHTTP(t, "http://"+g.addrs["http"]+"/mcp", "", nil, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(mcpContext(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+			"language": "python", "code": "import time\ndef main(args):\n    time.sleep(300)\n", "timeout_ms": 600000}})
+		done <- err
+	}()
+	waitFor(t, "the run to start", func() bool { return sandboxRunning(t, g.addrs["metrics"]) == "1" })
+	cancel()
+	require.Error(t, <-done)
+	waitFor(t, "the canceled run to free its worker", func() bool { return sandboxRunning(t, g.addrs["metrics"]) == "0" })
+
+	res, err := cs.CallTool(mcpContext(t), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+		"language": "python", "code": "def main(args):\n    return {'ok': 1}\n"}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, textOf(res))
+}
