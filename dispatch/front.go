@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"net/http"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/transport"
@@ -33,6 +34,18 @@ func (f *Front) Authenticate(token string, state *tls.ConnectionState) (*auth.Id
 		f.d.authFailed(f.name, err)
 	}
 	return id, err
+}
+
+// AuthenticateRequest reads an HTTP request's credentials as /rpc does
+// ("Authorization: Bearer <token>" or the verified client certificate),
+// counting refusals under this front door's label.
+func (f *Front) AuthenticateRequest(r *http.Request) (*auth.Identity, error) {
+	token, err := bearerToken(r)
+	if err != nil {
+		f.d.authFailed(f.name, err)
+		return nil, err
+	}
+	return f.Authenticate(token, r.TLS)
 }
 
 // Invoke runs method with params (a JSON object) as id, from remote (a

@@ -92,15 +92,25 @@ func (h *HTTPFront) Handle(pattern string, handler http.Handler) {
 // "Authorization: Bearer <token>" or the verified TLS client certificate;
 // without --auth-file, everyone is anonymous.
 func (h *HTTPFront) Authenticate(r *http.Request) (*auth.Identity, error) {
-	token := ""
-	if v := r.Header.Get("Authorization"); v != "" {
-		scheme, rest, _ := strings.Cut(v, " ")
-		if !strings.EqualFold(scheme, "Bearer") {
-			return nil, auth.ErrBadCredentials
-		}
-		token = strings.TrimSpace(rest)
+	token, err := bearerToken(r)
+	if err != nil {
+		return nil, err
 	}
 	return h.d.authn.Authenticate(token, r.TLS)
+}
+
+// bearerToken is the token of "Authorization: Bearer <token>"; "" without
+// the header.
+func bearerToken(r *http.Request) (string, error) {
+	v := r.Header.Get("Authorization")
+	if v == "" {
+		return "", nil
+	}
+	scheme, rest, _ := strings.Cut(v, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", auth.ErrBadCredentials
+	}
+	return strings.TrimSpace(rest), nil
 }
 
 // ServeHTTP implements http.Handler.

@@ -57,7 +57,7 @@ func newFixture(tb testing.TB, dir string, opts Options) *fixture {
 	srv, err := New(opts)
 	require.NoError(tb, err)
 	front := d.HTTPHandler(dispatch.HTTPOptions{MaxBodyBytes: 1 << 20, MaxResponseBytes: 1 << 20})
-	front.Handle("/mcp", srv.HTTPHandler(HTTPOptions{Authenticate: front.Authenticate, MaxBodyBytes: 1 << 20}))
+	front.Handle("/mcp", srv.HTTPHandler(HTTPOptions{Authenticate: opts.Front.AuthenticateRequest, MaxBodyBytes: 1 << 20}))
 	hs := httptest.NewServer(front)
 	tb.Cleanup(hs.Close)
 	return &fixture{d: d, reg: reg, http: hs, srv: srv}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,7 +103,18 @@ type HTTPOptions struct {
 	Authenticate func(*http.Request) (*sgauth.Identity, error)
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes int64
+	// SessionTimeout closes a session that has sent no request for this
+	// long; 0 means DefaultSessionTimeout.
+	SessionTimeout time.Duration
 }
+
+// DefaultSessionTimeout bounds idle sessions: without a bound, every
+// client that never says goodbye would keep its session forever.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// eventStoreBytes bounds the SSE events kept for resumption, across all
+// sessions.
+const eventStoreBytes = 16 << 20
 
 // HTTPHandler returns the Streamable HTTP endpoint. Each request is
 // authenticated; a refused one gets 401 with a Bearer challenge before
@@ -110,11 +122,18 @@ type HTTPOptions struct {
 // the SDK hands to every method handler and which binds a session to the
 // identity that opened it.
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	events := mcp.NewMemoryEventStore(nil)
+	events.SetMaxBytes(eventStoreBytes)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		// Origin and Host are checked by the listener's guard, with the
 		// operator's allowed origins and hosts, as for /rpc.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        opts.MaxBodyBytes,
+		SessionTimeout:             opts.SessionTimeout,
+		EventStore:                 events, // a client that lost its stream resumes it with Last-Event-ID
 		Logger:                     slog.New(zerologHandler{log: s.opts.Logger}),
 	})
 	return authenticated(h, opts.Authenticate)

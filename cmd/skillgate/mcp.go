@@ -52,7 +52,8 @@ func (g *gateway) openMCP(d *dispatch.Dispatcher, maxBody int) error {
 		return fmt.Errorf("--mcp-tools: %w", err)
 	}
 	g.mcp.set(s)
-	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: g.front.Authenticate, MaxBodyBytes: int64(maxBody)}))
+	front := d.Front(metrics.FrontMCP)
+	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: front.AuthenticateRequest, MaxBodyBytes: int64(maxBody)}))
 	return nil
 }
 

@@ -359,7 +359,10 @@ func TestMCPHTTPAuth(t *testing.T) {
 	assert.Empty(t, lp.Prompts)
 
 	metrics := scrape(t, "http://"+g.addrs["metrics"]+"/metrics")
-	assert.Contains(t, metrics, `front="mcp"`)
+	assert.True(t, strings.Contains(metrics, `skillgate_rpc_requests_total{front="mcp",method="execute_skill",outcome="ok"} 1`),
+		"the run is counted under front=mcp")
+	assert.True(t, strings.Contains(metrics, `skillgate_auth_failures_total{front="mcp",reason="invalid"}`),
+		"the refused tokens are counted")
 }
 
 // /mcp applies the Origin and Host rules of /rpc: a browser page of
