@@ -68,7 +68,7 @@ func (f *Front) Invoke(ctx context.Context, id *auth.Identity, remote, method st
 	obj, err := transport.MarshalObject(res)
 	if err != nil {
 		f.d.opts.Logger.Error().Err(err).Str("front", f.name).Msg("cannot encode result")
-		return nil, errInternal
+		return nil, transport.ErrInternal
 	}
 	return obj, nil
 }

@@ -51,7 +51,7 @@ func TestFrontInvoke(t *testing.T) {
 	assert.Equal(t, 2.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues(metrics.FrontMCP, "list_skills", metrics.OutcomeOK)))
 	_, err = frontCaller{t, e.d.Front(metrics.FrontMCP), nil}.call("list_skills", `{}`)
 	require.NotNil(t, err)
-	assert.Equal(t, CodeAuthRequired, err.EffectiveCode())
+	assert.Equal(t, transport.StringAuthRequired, err.EffectiveCode())
 }
 
 // With args_schema, args are checked before any sandbox starts, on every

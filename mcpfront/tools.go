@@ -17,7 +17,7 @@ import (
 func (s *Server) invoke(ctx context.Context, req mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := s.identity(req)
 	if id == nil {
-		return nil, rpcError(transport.AppError(dispatch.CodeAuthRequired, "Authentication required.").
+		return nil, rpcError(transport.AppError(transport.StringAuthRequired, "Authentication required.").
 			WithDetails(ErrNoIdentity.Error()))
 	}
 	res, e := s.opts.Front.Invoke(ctx, id, "mcp", method, params)
