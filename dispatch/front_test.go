@@ -71,6 +71,7 @@ func TestArgsSchemaValidatedBeforeRun(t *testing.T) {
 		_, err := c.call("execute_skill", `{"name":"acme.typed","args":{"a":"two","b":-1,"c":3}}`)
 		require.NotNil(t, err, c.name())
 		assert.EqualValues(t, transport.CodeInvalidParams, err.Code)
+		assert.Equal(t, transport.StringInvalidParams, err.EffectiveCode())
 		for _, ptr := range []string{"/a", "/b", "c"} {
 			assert.Contains(t, err.Details, ptr, c.name())
 		}
