@@ -20,19 +20,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/internal/testpki"
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 // mcpTimeout is a safety net for one MCP test's calls, never a measure.
 const mcpTimeout = 2 * time.Minute
 
-func mcpContext(t *testing.T) context.Context {
+func mcpContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), mcpTimeout)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // exampleSkills copies the example skill packages into a temp folder.
-func exampleSkills(t *testing.T) string {
+func exampleSkills(t testing.TB) string {
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS("../../examples/skills")))
 	return dir
@@ -63,7 +64,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-func connectHTTP(t *testing.T, url, token string, base http.RoundTripper, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+func connectHTTP(t testing.TB, url, token string, base http.RoundTripper, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	t.Helper()
 	if base == nil {
 		base = http.DefaultTransport
@@ -476,4 +477,41 @@ func TestMCPCancelStopsRun(t *testing.T) {
 		"language": "python", "code": "def main(args):\n    return {'ok': 1}\n"}})
 	require.NoError(t, err)
 	assert.False(t, res.IsError, textOf(res))
+}
+
+// BenchmarkMCPToolsCallVsRPC runs the same trivial skill through the real
+// sandbox as an MCP tools/call over Streamable HTTP and as execute_skill
+// over POST /rpc, against one gateway: the ratio is the MCP front door's
+// cost on a real run.
+func BenchmarkMCPToolsCallVsRPC(b *testing.B) {
+	if err := sandbox.CheckIsolation(sandbox.DefaultConfig()); err != nil {
+		b.Skipf("isolation unavailable: %v", err)
+	}
+	g := startGateway(b, "--skills-dir", exampleSkills(b), "--sandbox-workers", "1")
+	cs, err := connectHTTP(b, "http://"+g.addrs["http"]+"/mcp", "", nil, nil)
+	require.NoError(b, err)
+	b.Run("mcp", func(b *testing.B) {
+		for b.Loop() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "acme.math.add", Arguments: map[string]any{"a": 1, "b": 2}})
+			if err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		}
+	})
+	body := `{"jsonrpc":"2.0","id":1,"method":"execute_skill","params":{"name":"acme.math.add","args":{"a":1,"b":2}}}`
+	b.Run("rpc", func(b *testing.B) {
+		for b.Loop() {
+			resp, err := http.Post("http://"+g.addrs["http"]+"/rpc", "application/json", strings.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out struct {
+				Result struct{ Status string }
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Result.Status != "completed" {
+				b.Fatal(err, out)
+			}
+			resp.Body.Close()
+		}
+	})
 }
