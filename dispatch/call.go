@@ -23,17 +23,11 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 	} else {
 		call.Method = m.name
 	}
-	mm := m.framed
-	if call.Front == metrics.FrontHTTP {
-		mm = m.http
-	}
+	mm := d.methodMetrics(m, call.Front)
 	// Inline methods finish before anyone could see them in flight.
 	var inflight prometheus.Gauge
 	if !m.inline {
-		inflight = d.inflight[0]
-		if call.Front == metrics.FrontHTTP {
-			inflight = d.inflight[1]
-		}
+		inflight = d.inflightOf(call.Front)
 		inflight.Inc()
 	}
 	start := time.Now()
@@ -62,6 +56,28 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 	}
 	ev.Str("method", m.name).Str("string_code", wire.EffectiveCode()).Dur("took", elapsed).Msg("call failed")
 	return nil, errorForFront(err, wire, call.Front)
+}
+
+// methodMetrics returns a method's metrics for a front door: the two
+// built-in fronts keep theirs at hand, others look theirs up.
+func (d *Dispatcher) methodMetrics(m *method, front string) *metrics.MethodMetrics {
+	switch front {
+	case metrics.FrontFramed:
+		return m.framed
+	case metrics.FrontHTTP:
+		return m.http
+	}
+	return d.opts.Metrics.Method(front, m.name)
+}
+
+func (d *Dispatcher) inflightOf(front string) prometheus.Gauge {
+	switch front {
+	case metrics.FrontFramed:
+		return d.inflight[0]
+	case metrics.FrontHTTP:
+		return d.inflight[1]
+	}
+	return d.opts.Metrics.Inflight.WithLabelValues(front)
 }
 
 func (d *Dispatcher) run(ctx context.Context, m *method, call *Call) (res any, err error) {

@@ -90,6 +90,9 @@ func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkArgs(s, args); err != nil {
+		return nil, err
+	}
 	rt := s.Manifest.Runtime
 	if timeout == 0 {
 		timeout = rt.TimeoutMS
@@ -103,6 +106,32 @@ func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) 
 		},
 	}
 	return d.execute(ctx, call, req)
+}
+
+// checkArgs validates args against the skill's args_schema before any
+// sandbox starts, answering -32602 with every violation's JSON pointer.
+func checkArgs(s *skills.Skill, args json.RawMessage) error {
+	vs, err := s.ValidateArgs(args)
+	if err != nil {
+		return paramErr("args", "must be JSON the skill's args_schema can check: "+err.Error())
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		ptr := v.Pointer
+		if ptr == "" {
+			ptr = "(args)"
+		}
+		parts = append(parts, ptr+": "+v.Message)
+	}
+	e := transport.NewError(transport.CodeInvalidParams, "Invalid params.").
+		WithDetails("args do not match the args_schema of " + s.Manifest.Name + " " + s.Manifest.Version + ": " + strings.Join(parts, "; "))
+	if raw, err := json.Marshal(vs); err == nil {
+		e.Extra = map[string][]byte{"violations": raw}
+	}
+	return e
 }
 
 func (d *Dispatcher) runCode(ctx context.Context, call *Call) (any, error) {

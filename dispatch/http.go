@@ -76,6 +76,43 @@ func (d *Dispatcher) HTTPHandler(opts HTTPOptions) *HTTPFront {
 	return h
 }
 
+// Handle serves another endpoint on the same listener (such as the MCP
+// front door at /mcp) behind the same Origin and Host rules as /rpc.
+func (h *HTTPFront) Handle(pattern string, handler http.Handler) {
+	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if ref := h.guard.checkOrigin(r); ref != nil {
+			h.refuse(w, ref)
+			return
+		}
+		handler.ServeHTTP(w, r)
+	})
+}
+
+// Authenticate reads a request's credentials as /rpc does:
+// "Authorization: Bearer <token>" or the verified TLS client certificate;
+// without --auth-file, everyone is anonymous.
+func (h *HTTPFront) Authenticate(r *http.Request) (*auth.Identity, error) {
+	token, err := bearerToken(r)
+	if err != nil {
+		return nil, err
+	}
+	return h.d.authn.Authenticate(token, r.TLS)
+}
+
+// bearerToken is the token of "Authorization: Bearer <token>"; "" without
+// the header.
+func bearerToken(r *http.Request) (string, error) {
+	v := r.Header.Get("Authorization")
+	if v == "" {
+		return "", nil
+	}
+	scheme, rest, _ := strings.Cut(v, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", auth.ErrBadCredentials
+	}
+	return strings.TrimSpace(rest), nil
+}
+
 // ServeHTTP implements http.Handler.
 func (h *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
@@ -208,15 +245,7 @@ type credentials struct {
 // certificate) once per HTTP request. Refused credentials are reported per
 // call, as AUTH_REQUIRED, with a WWW-Authenticate challenge.
 func (h *HTTPFront) authenticate(r *http.Request, w http.ResponseWriter) credentials {
-	token := ""
-	if v := r.Header.Get("Authorization"); v != "" {
-		scheme, rest, _ := strings.Cut(v, " ")
-		if !strings.EqualFold(scheme, "Bearer") {
-			return challenge(w, auth.ErrBadCredentials)
-		}
-		token = strings.TrimSpace(rest)
-	}
-	id, err := h.d.authn.Authenticate(token, r.TLS)
+	id, err := h.Authenticate(r)
 	if err != nil {
 		return challenge(w, err)
 	}

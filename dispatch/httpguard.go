@@ -54,12 +54,19 @@ func (o HTTPOptions) Validate() error {
 }
 
 func (g guard) check(r *http.Request) *refusal {
+	if !jsonContentType(r.Header.Values("Content-Type")) && len(r.Header.Values("Authorization")) <= 1 {
+		return forbidden("content_type", "POST /rpc accepts only Content-Type: application/json")
+	}
+	return g.checkOrigin(r)
+}
+
+// checkOrigin is the part of check that every endpoint of the listener
+// applies, whatever its HTTP method and body: one Authorization header, an
+// allowed Origin, a loopback Host on a loopback listener.
+func (g guard) checkOrigin(r *http.Request) *refusal {
 	if len(r.Header.Values("Authorization")) > 1 {
 		return &refusal{status: http.StatusBadRequest, reason: "duplicate_authorization",
 			err: invalidHTTPRequest("send at most one Authorization header")}
-	}
-	if !jsonContentType(r.Header.Values("Content-Type")) {
-		return forbidden("content_type", "POST /rpc accepts only Content-Type: application/json")
 	}
 	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) > 1 || !g.origins[normalizeOrigin(origins[0])]) {
 		return forbidden("origin", "requests from origin "+quoteName(strings.Join(origins, ", "))+

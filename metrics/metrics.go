@@ -15,6 +15,7 @@ const namespace = "skillgate"
 const (
 	FrontFramed = "framed"
 	FrontHTTP   = "http"
+	FrontMCP    = "mcp"
 )
 
 // OutcomeOK is the "outcome" label of a successful call; failed calls carry

@@ -141,6 +141,7 @@ func buildPackage(snap *snapshot, builtin bool) loaded {
 			mc.add("/runtime/entrypoint", "a file of the package", m.Runtime.Entrypoint, "entrypoint file not found in the package")
 		}
 	}
+	args, output := loadSchemas(mc, snap, m.Runtime)
 	sc := &collector{file: skillMDFile}
 	var front map[string]any
 	var body string
@@ -156,6 +157,7 @@ func buildPackage(snap *snapshot, builtin bool) loaded {
 		return l
 	}
 	l.skill = newSkill(m, snap, l.source)
+	l.skill.args, l.skill.output = args, output
 	l.skill.Title, l.skill.ShortDescription, l.skill.Tags = pf.title, pf.shortDescription, pf.tags
 	l.skill.Front, l.skill.Body = front, body
 	return l

@@ -37,6 +37,10 @@ type Runtime struct {
 	Export     string `json:"export"`
 	// TimeoutMS is the default run timeout; 0 means the gateway default.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// ArgsSchema is the package path of a JSON Schema of the args, checked
+	// before any run; OutputSchema of the output. Both optional.
+	ArgsSchema   string `json:"args_schema,omitempty"`
+	OutputSchema string `json:"output_schema,omitempty"`
 }
 
 // Permissions is the [permissions] table.
@@ -63,7 +67,7 @@ type Manifest struct {
 
 var (
 	manifestKeys    = []string{"name", "version", "description", "kind", "runtime", "permissions"}
-	runtimeKeys     = []string{"language", "entrypoint", "export", "timeout_ms"}
+	runtimeKeys     = []string{"language", "entrypoint", "export", "timeout_ms", "args_schema", "output_schema"}
 	permissionsKeys = []string{"secrets", "network"}
 )
 
@@ -230,6 +234,8 @@ func checkRuntime(c *collector, raw map[string]any, kind Kind) *Runtime {
 		rt.Export = exp
 	}
 	rt.TimeoutMS = checkTimeout(c, tbl)
+	rt.ArgsSchema = checkSchemaPath(c, tbl, "args_schema")
+	rt.OutputSchema = checkSchemaPath(c, tbl, "output_schema")
 	return rt
 }
 

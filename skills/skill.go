@@ -46,6 +46,8 @@ type Skill struct {
 	digest  string
 	files   []File            // sorted by path
 	refused map[string]string // symlinks not followed
+	args    *compiledSchema   // [runtime] args_schema; nil: none
+	output  *compiledSchema   // [runtime] output_schema; nil: none
 }
 
 // SemVer returns the parsed version.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/mcpfront"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
@@ -26,6 +27,12 @@ type serveConfig struct {
 	TLSKey            string
 	TLSClientCA       string
 	HTTPListen        string
+	HTTPTLSCert       string
+	HTTPTLSKey        string
+	HTTPTLSClientCA   string
+	MCP               bool
+	MCPTools          string
+	MCPMaxSkillTools  int
 	MetricsListen     string
 	SkillsDir         string
 	WatchSkills       bool
@@ -74,30 +81,18 @@ type serveConfig struct {
 // and prefixed SKILLGATE_, the environment variables.
 func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	d := session.DefaultConfig()
-	fs.String("config", "", "config file (YAML, TOML or JSON) whose keys are these flag names")
+	registerLocalFlags(fs, c)
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7400", "framed JSON-RPC over TCP address (empty: off)")
 	fs.StringVar(&c.TLSListen, "tls-listen", "", "framed JSON-RPC over TLS address (empty: off)")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate chain for --tls-listen")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key for --tls-listen")
 	fs.StringVar(&c.TLSClientCA, "tls-client-ca", "", "PEM CA bundle; when set, TLS clients must present a certificate it signed")
 	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:8080", "stateless JSON-RPC 2.0 front door, POST /rpc (empty: off)")
+	fs.StringVar(&c.HTTPTLSCert, "http-tls-cert", "", "PEM certificate chain: --http-listen serves /rpc and /mcp over HTTPS")
+	fs.StringVar(&c.HTTPTLSKey, "http-tls-key", "", "PEM private key for --http-tls-cert")
+	fs.StringVar(&c.HTTPTLSClientCA, "http-tls-client-ca", "", "PEM CA bundle; when set, HTTPS clients must present a certificate it signed")
+	fs.BoolVar(&c.MCP, "mcp", true, "serve the MCP front door (Streamable HTTP) at /mcp on --http-listen")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:9400", "address of /metrics, /healthz and /readyz (empty: off)")
-	fs.StringVar(&c.SkillsDir, "skills-dir", "", "folder searched (at any depth) for skill packages; empty serves only the built-in guide")
-	fs.BoolVar(&c.WatchSkills, "watch-skills", true, "reload skills when files under --skills-dir change (SIGHUP always reloads)")
-	fs.StringVar(&c.DataDir, "data-dir", "", "folder of the blob store; empty keeps blobs in memory only")
-	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", skills.DefaultMaxBlobSize, "largest blob accepted, in bytes")
-	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
-	fs.DurationVar(&c.BlobTTL, "blob-ttl", skills.DefaultBlobTTL, "blobs older than this are removed (0: keep forever)")
-	sd := sandbox.DefaultConfig()
-	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
-	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
-	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
-	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: two per worker; 0: cold starts)")
-	fs.Uint32Var(&c.SandboxUIDBase, "sandbox-uid-base", sd.UIDBase, "first host uid of the 65536-id range sandboxes map to")
-	fs.DurationVar(&c.RunTimeout, "run-timeout", sd.DefaultTimeout, "wall-clock limit of a run that names none")
-	fs.DurationVar(&c.MaxRunTimeout, "max-run-timeout", sd.MaxTimeout, "the largest timeout a run may ask for")
-	fs.Int64Var(&c.RunMemory, "run-memory", sd.MemoryBytes, "memory limit of a run in bytes, /tmp and /workspace included")
-	registerEgressFlags(fs, c)
 	fs.DurationVar(&c.KeepaliveInterval, "keepalive-interval", d.KeepaliveInterval, "send a _Keepalive after this long without traffic")
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
 	fs.DurationVar(&c.FrameTimeout, "frame-timeout", d.FrameTimeout, "abort when a frame that has begun does not complete within this")
@@ -114,9 +109,33 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.Int64Var(&c.MaxTotalQueued, "max-total-queued-bytes", 0, "bytes queued across all connections and HTTP answers; past it new work gets OVERLOADED (0: a quarter of the memory limit, cgroup or physical; -1: no limit)")
 	fs.StringVar(&c.AuthFile, "auth-file", "", "YAML file of identities (hashed tokens, client certificates, policies); empty: no authentication")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "run without --auth-file even when listening beyond loopback")
+	fs.BoolVar(&c.Pprof, "pprof", false, "serve /debug/pprof/ on the metrics listener")
+}
+
+// registerLocalFlags defines the flags `skillgate mcp` shares with serve:
+// skills, blobs, sandbox, MCP tools and logging.
+func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
+	fs.String("config", "", "config file (YAML, TOML or JSON) whose keys are these flag names")
+	fs.StringVar(&c.SkillsDir, "skills-dir", "", "folder searched (at any depth) for skill packages; empty serves only the built-in guide")
+	fs.BoolVar(&c.WatchSkills, "watch-skills", true, "reload skills when files under --skills-dir change (SIGHUP always reloads)")
+	fs.StringVar(&c.DataDir, "data-dir", "", "folder of the blob store; empty keeps blobs in memory only")
+	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", skills.DefaultMaxBlobSize, "largest blob accepted, in bytes")
+	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
+	fs.DurationVar(&c.BlobTTL, "blob-ttl", skills.DefaultBlobTTL, "blobs older than this are removed (0: keep forever)")
+	sd := sandbox.DefaultConfig()
+	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
+	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
+	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
+	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: two per worker; 0: cold starts)")
+	fs.Uint32Var(&c.SandboxUIDBase, "sandbox-uid-base", sd.UIDBase, "first host uid of the 65536-id range sandboxes map to")
+	fs.DurationVar(&c.RunTimeout, "run-timeout", sd.DefaultTimeout, "wall-clock limit of a run that names none")
+	fs.DurationVar(&c.MaxRunTimeout, "max-run-timeout", sd.MaxTimeout, "the largest timeout a run may ask for")
+	fs.Int64Var(&c.RunMemory, "run-memory", sd.MemoryBytes, "memory limit of a run in bytes, /tmp and /workspace included")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or console")
-	fs.BoolVar(&c.Pprof, "pprof", false, "serve /debug/pprof/ on the metrics listener")
+	fs.StringVar(&c.MCPTools, "mcp-tools", mcpfront.ToolsBoth, "MCP tools offered: skills (one per action skill), protocol (list_skills, run_code, …) or both")
+	fs.IntVar(&c.MCPMaxSkillTools, "mcp-max-skill-tools", mcpfront.DefaultMaxSkillTools, "past this many action skills, MCP clients reach skills through the protocol tools only")
+	registerEgressFlags(fs, c)
 }
 
 // loadConfig layers the config file and SKILLGATE_* environment under the
@@ -192,6 +211,25 @@ func (c *serveConfig) validate() error {
 	}
 	if c.TLSClientCA != "" && c.TLSListen == "" {
 		errs = append(errs, errors.New("--tls-client-ca needs --tls-listen"))
+	}
+	if (c.HTTPTLSCert == "") != (c.HTTPTLSKey == "") {
+		errs = append(errs, errors.New("--http-tls-cert and --http-tls-key go together"))
+	}
+	if c.HTTPTLSClientCA != "" && c.HTTPTLSCert == "" {
+		errs = append(errs, errors.New("--http-tls-client-ca needs --http-tls-cert and --http-tls-key"))
+	}
+	errs = append(errs, c.validateLocal())
+	return errors.Join(errs...)
+}
+
+// validateLocal checks the flags `skillgate mcp` shares with serve.
+func (c *serveConfig) validateLocal() error {
+	var errs []error
+	if !slices.Contains([]string{mcpfront.ToolsSkills, mcpfront.ToolsProtocol, mcpfront.ToolsBoth}, c.MCPTools) {
+		errs = append(errs, fmt.Errorf("--mcp-tools must be skills, protocol or both, not %q", c.MCPTools))
+	}
+	if c.MCPMaxSkillTools < 0 {
+		errs = append(errs, errors.New("--mcp-max-skill-tools must not be negative"))
 	}
 	if c.SandboxWorkers < 0 {
 		errs = append(errs, errors.New("--sandbox-workers must not be negative"))

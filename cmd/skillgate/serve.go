@@ -66,6 +66,7 @@ type gateway struct {
 	budget  *session.Budget // answer bytes held across the gateway; nil: no limit
 	rpc     *http.Server
 	front   *dispatch.HTTPFront
+	mcp     mcpHolder // empty with --mcp=false
 	ops     *http.Server
 	errc    chan error // fatal listener errors
 }
@@ -96,7 +97,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		return nil, err
 	}
 	g.auth = store
-	if g.skills, err = openSkills(cfg, log, g.metrics); err != nil {
+	if g.skills, err = openSkills(cfg, log, g.metrics, g.mcp.refresh); err != nil {
 		g.close()
 		return nil, err
 	}
@@ -152,6 +153,12 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		AllowedOrigins:   cfg.HTTPOrigins,
 		AllowedHosts:     cfg.HTTPHosts,
 	})
+	if cfg.MCP {
+		if err := g.openMCP(d, sc.MaxMessageSize); err != nil {
+			g.close()
+			return nil, err
+		}
+	}
 	g.rpc = &http.Server{
 		Handler:           d.ServeHTTPWithLogging(g.front),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -186,7 +193,16 @@ func (g *gateway) listen() error {
 		if err != nil {
 			return fmt.Errorf("--http-listen: %w", err)
 		}
-		g.serveHTTP(g.rpc, dispatch.LimitHTTPListener(ln, g.cfg.MaxHTTPConns, g.metrics), "http")
+		ln = dispatch.LimitHTTPListener(ln, g.cfg.MaxHTTPConns, g.metrics)
+		if g.cfg.HTTPTLSCert != "" {
+			tc, err := loadTLS(g.cfg.HTTPTLSCert, g.cfg.HTTPTLSKey, g.cfg.HTTPTLSClientCA, "--http-tls")
+			if err != nil {
+				_ = ln.Close()
+				return err
+			}
+			ln = tls.NewListener(ln, tc)
+		}
+		g.serveHTTP(g.rpc, ln, "http")
 	}
 	if a := g.cfg.MetricsListen; a != "" {
 		ln, err := net.Listen("tcp", a)
@@ -222,19 +238,25 @@ func (g *gateway) serveHTTP(srv *http.Server, ln net.Listener, name string) {
 
 // tlsConfig loads the server certificate and, for mutual TLS, the client CA.
 func (g *gateway) tlsConfig() (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(g.cfg.TLSCert, g.cfg.TLSKey)
+	return loadTLS(g.cfg.TLSCert, g.cfg.TLSKey, g.cfg.TLSClientCA, "--tls")
+}
+
+// loadTLS loads a certificate and key and, for mutual TLS, a client CA;
+// flag prefixes the flag names in errors.
+func loadTLS(certFile, keyFile, clientCA, flag string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		return nil, fmt.Errorf("%s-cert/%s-key: %w", flag, flag, err)
 	}
 	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if g.cfg.TLSClientCA != "" {
-		pem, err := os.ReadFile(g.cfg.TLSClientCA)
+	if clientCA != "" {
+		pem, err := os.ReadFile(clientCA)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-client-ca: %w", err)
+			return nil, fmt.Errorf("%s-client-ca: %w", flag, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-client-ca: no PEM certificates in %s", g.cfg.TLSClientCA)
+			return nil, fmt.Errorf("%s-client-ca: no PEM certificates in %s", flag, clientCA)
 		}
 		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}

@@ -14,7 +14,9 @@ import (
 )
 
 // openSkills loads the skill registry and registers its metrics.
-func openSkills(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (*skills.Registry, error) {
+// afterReload runs after every successful load (the MCP front door's
+// refresh); it may be called before the registry is returned.
+func openSkills(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics, afterReload func()) (*skills.Registry, error) {
 	reloads := m.SkillReloads
 	reg, err := skills.NewRegistry(skills.Options{
 		Dir:    cfg.SkillsDir,
@@ -23,6 +25,7 @@ func openSkills(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (*skil
 		OnReload: func(c *skills.Catalog, r skills.LoadReport) {
 			reloads.WithLabelValues("ok").Inc()
 			log.Info().Int("skills", c.Len()).Int("packages", len(r.Packages)).Msg("skills loaded")
+			afterReload()
 		},
 	})
 	if err != nil {

@@ -31,8 +31,9 @@ var allowed = map[string][]string{
 	"skills":              {"internal/pyname", "egress"},
 	"session":             {"transport", "metrics"},
 	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname", "egress"},
+	"mcpfront":            {"transport", "skills", "dispatch", "dispatch/auth"},
 	"deploy":              {},
-	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth", "egress"},
+	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth", "mcpfront", "egress"},
 	"cmd/skillgate-bench": {"transport", "session", "internal/testpki"},
 }
 

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/mcpfront"
+	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/session"
+)
+
+// mcpHolder lets the skill registry's reload callback, which may run on
+// the watcher's goroutine at any time, reach the MCP server once it exists.
+type mcpHolder struct {
+	p atomic.Pointer[mcpfront.Server]
+}
+
+func (h *mcpHolder) refresh() {
+	if s := h.p.Load(); s != nil {
+		s.Refresh()
+	}
+}
+
+// set publishes s and refreshes it, for a reload that happened while it
+// was being built.
+func (h *mcpHolder) set(s *mcpfront.Server) {
+	h.p.Store(s)
+	s.Refresh()
+}
+
+func mcpOptions(cfg *serveConfig, d *dispatch.Dispatcher, g *gateway) mcpfront.Options {
+	return mcpfront.Options{
+		Front: d.Front(metrics.FrontMCP), Skills: g.skills, Tools: cfg.MCPTools, MaxSkillTools: cfg.MCPMaxSkillTools,
+		Version: buildVersion(), Logger: g.log.With().Str("component", "mcp").Logger(),
+	}
+}
+
+// openMCP serves the MCP front door at /mcp on the HTTP listener, with the
+// listener's Origin and Host rules and its authentication.
+func (g *gateway) openMCP(d *dispatch.Dispatcher, maxBody int) error {
+	s, err := mcpfront.New(mcpOptions(g.cfg, d, g))
+	if err != nil {
+		return fmt.Errorf("--mcp-tools: %w", err)
+	}
+	g.mcp.set(s)
+	front := d.Front(metrics.FrontMCP)
+	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: front.AuthenticateRequest, MaxBodyBytes: int64(maxBody)}))
+	return nil
+}
+
+func newMCPCommand() *cobra.Command {
+	cfg := &serveConfig{}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve one MCP client on stdin/stdout",
+		Long: "Serve the skills to one Model Context Protocol client over stdio, in-process, as desktop\n" +
+			"MCP hosts launch it (a \"command\" entry). Logs go to stderr. The client is trusted as the\n" +
+			"local user: every method and namespace is open to it.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := loadConfig(cmd); err != nil {
+				return err
+			}
+			if err := cfg.validateLocal(); err != nil {
+				return err
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), cfg.LogLevel, cfg.LogFormat)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runMCP(ctx, cfg, log)
+		},
+	}
+	registerLocalFlags(cmd.Flags(), cfg)
+	return cmd
+}
+
+// runMCP serves stdio until the client closes stdin or a signal arrives.
+func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
+	g := &gateway{cfg: cfg, log: log, metrics: metrics.New(buildVersion())}
+	g.ctx, g.stop = context.WithCancel(ctx)
+	defer g.close()
+	var err error
+	if g.skills, err = openSkills(cfg, log, g.metrics, g.mcp.refresh); err != nil {
+		return err
+	}
+	if g.blobs, err = openBlobs(cfg, log, g.metrics); err != nil {
+		return err
+	}
+	var unavailable string
+	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
+	eg, err := cfg.egress(log.With().Str("component", "egress").Logger(), g.metrics)
+	if err != nil {
+		return err
+	}
+	open := auth.NewOpen(auth.Limits{})
+	d := dispatch.New(dispatch.Options{
+		Info:    dispatch.Info{Name: "skillgate", Version: buildVersion(), MaxMessageSize: session.DefaultConfig().MaxMessageSize},
+		Logger:  log.With().Str("component", "dispatch").Logger(),
+		Metrics: g.metrics, Skills: g.skills, Blobs: g.blobs, Authn: open, Runner: runnerOrNil(g.runner),
+		Egress: eg,
+
+		RunnerUnavailable: unavailable,
+	})
+	opts := mcpOptions(cfg, d, g)
+	if opts.Identity, err = opts.Front.Authenticate("", nil); err != nil {
+		return err
+	}
+	s, err := mcpfront.New(opts)
+	if err != nil {
+		return fmt.Errorf("--mcp-tools: %w", err)
+	}
+	g.mcp.set(s)
+	log.Info().Str("version", buildVersion()).Msg("skillgate mcp serving on stdio")
+	return s.Run(g.ctx, &mcp.StdioTransport{})
+}
