@@ -48,6 +48,10 @@ type Config struct {
 	// succeeds, other application methods answer -32601. Empty disables
 	// gating (the client side).
 	InitMethod string
+	// OnNotification receives the application notifications the peer
+	// sends (a client's run_event stream). It runs on the read loop, so it
+	// must not block; params are the caller's to keep. nil ignores them.
+	OnNotification func(c *Conn, method string, params []byte)
 
 	// MaxConnections bounds a server's open connections; past it a new
 	// connection is told OVERLOADED and closed. 0 means no limit.

@@ -1,0 +1,110 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/skillgate/skillgate/transport"
+)
+
+// ErrBackpressure is TryNotify's answer while the connection's write
+// queue holds more than the share notifications may fill.
+var ErrBackpressure = errors.New("session: write queue past its share for notifications")
+
+// notifyShare is the part of MaxQueuedBytes that notifications may fill:
+// the rest stays free for responses, so that a chatty stream can neither
+// crowd answers out nor push the connection into the slow-reader cut-off.
+func (c *Conn) notifyShare() int { return c.cfg.MaxQueuedBytes / 2 }
+
+// TryNotify queues a server-to-client notification without blocking.
+// params must marshal to a JSON object (see Handler for the accepted
+// values). It returns ErrBackpressure, queuing nothing, while the queue is
+// past the notifications' share, so that the caller can drop, merge or wait;
+// a closed connection gives an error matching ErrClosed.
+func (c *Conn) TryNotify(method string, params any) error {
+	p, err := c.notificationFrame(method, params)
+	if err != nil {
+		return err
+	}
+	return c.w.pushNotification(p)
+}
+
+// Notify queues a notification, waiting while the queue is past the
+// notifications' share until the writer makes room, the connection closes
+// or ctx ends. The wait slows only the caller: the read loop and other
+// requests of the connection go on.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	p, err := c.notificationFrame(method, params)
+	if err != nil {
+		return err
+	}
+	for {
+		err := c.w.pushNotification(p)
+		if !errors.Is(err, ErrBackpressure) {
+			return err
+		}
+		if err := c.w.waitShare(ctx, c.notifyShare()); err != nil {
+			putFrame(p)
+			return err
+		}
+	}
+}
+
+func (c *Conn) notificationFrame(method string, params any) (*[]byte, error) {
+	obj, err := transport.MarshalObject(params)
+	if err != nil {
+		return nil, fmt.Errorf("notify %s: %w", method, err)
+	}
+	p, err := c.frame(func(dst []byte) []byte { return transport.AppendNotification(dst, method, obj) })
+	if err != nil {
+		return nil, fmt.Errorf("notify %s: %w", method, err)
+	}
+	return p, nil
+}
+
+// pushNotification queues a notification frame unless the queue is past
+// the share. On ErrBackpressure the caller keeps the frame; on any other
+// outcome the queue owns it.
+func (q *writeQueue) pushNotification(frame *[]byte) error {
+	q.mu.Lock()
+	closing := q.closing
+	past := q.queued+len(*frame) > q.c.notifyShare() && q.queued > 0
+	q.mu.Unlock()
+	switch {
+	case closing:
+		putFrame(frame)
+		return &CloseError{Reason: q.c.Reason()}
+	case past:
+		return ErrBackpressure
+	}
+	if !q.push(frame, false, true) {
+		return &CloseError{Reason: q.c.Reason()}
+	}
+	return nil
+}
+
+// waitShare blocks until the queue holds at most share bytes, the queue
+// closes or ctx ends.
+func (q *writeQueue) waitShare(ctx context.Context, share int) error {
+	stop := context.AfterFunc(ctx, func() {
+		q.mu.Lock()
+		q.changed.Broadcast()
+		q.mu.Unlock()
+	})
+	defer stop()
+	q.mu.Lock()
+	for q.queued > share && !q.closing && ctx.Err() == nil {
+		q.startLocked()
+		q.changed.Wait()
+	}
+	closing := q.closing
+	q.mu.Unlock()
+	switch {
+	case closing:
+		return &CloseError{Reason: q.c.Reason()}
+	case ctx.Err() != nil:
+		return fmt.Errorf("notify: %w", ctx.Err())
+	}
+	return nil
+}
