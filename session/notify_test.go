@@ -132,5 +132,7 @@ func TestTryNotifyBackpressure(t *testing.T) {
 	require.LessOrEqual(t, r.Sent, (64<<10/2+maxBatchBytes)/1024+1, "notifications past the share were queued")
 	require.Positive(t, r.Sent)
 	// The connection lives on.
-	require.Nil(t, p.call("Stream", `{"N":1}`).Error)
+	seqs, resp = readTicks(p, p.request("Stream", `{"N":1}`))
+	require.Nil(t, resp.Error)
+	require.Equal(t, []int{1}, seqs)
 }
