@@ -15,7 +15,7 @@ const module = "github.com/skillgate/skillgate"
 // allowed lists, for every package of the module on its own, the project
 // packages its non-test code may import. Dependencies point one way:
 // transport <- session <- dispatch -> skills; sandbox, metrics and
-// dispatch/auth are leaves the others receive by injection; internal/pyname
+// dispatch/auth and runs are leaves the others receive by injection; internal/pyname
 // holds the Python naming facts that skills, dispatch and sandbox all check,
 // so that none of them needs another for it. A package missing here fails
 // the test: a new package states its place in the graph when it is added.
@@ -26,12 +26,13 @@ var allowed = map[string][]string{
 	"internal/testpki":    {},
 	"internal/archtest":   {},
 	"dispatch/auth":       {},
+	"runs":                {},
 	"sandbox":             {"internal/pyname"},
 	"skills":              {"internal/pyname"},
 	"session":             {"transport", "metrics"},
-	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname"},
+	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname", "runs"},
 	"deploy":              {},
-	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth"},
+	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth", "runs"},
 	"cmd/skillgate-bench": {"transport", "session", "internal/testpki"},
 }
 

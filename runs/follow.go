@@ -1,0 +1,55 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Follow hands send every event with seq > after, in order, then every
+// event appended later, until it has sent finished (it returns nil), send
+// fails or ctx ends. Events no longer retained are replaced by one gap
+// event. send may block: that slows this follower alone, never the run.
+func (r *Run) Follow(ctx context.Context, after uint64, send func(Event) error) error {
+	for {
+		batch, wake, finished := r.since(after)
+		for _, ev := range batch {
+			if err := send(ev); err != nil {
+				return err
+			}
+			after = ev.Seq
+		}
+		if finished {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// since returns the events after seq after (a gap first when some are no
+// longer retained), a channel closed on the next append, and whether the
+// batch ends the stream.
+func (r *Run) since(after uint64) ([]Event, <-chan struct{}, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	evs := r.rec.Events
+	var out []Event
+	if len(evs) > 0 && evs[0].Seq > after+1 {
+		out = append(out, gapEvent(after+1, evs[0].Seq-1))
+	}
+	for i := range evs {
+		if evs[i].Seq > after {
+			out = append(out, evs[i])
+		}
+	}
+	finished := r.rec.Status != StatusRunning && (len(out) > 0 || after >= r.nextSeq)
+	return out, r.wake, finished
+}
+
+func gapEvent(from, to uint64) Event {
+	raw, _ := json.Marshal(map[string]uint64{"from_seq": from, "to_seq": to})
+	return Event{Seq: to, Type: EventGap, Data: raw}
+}
