@@ -113,9 +113,9 @@ func interrupt(rec *Record, now time.Time) {
 	rec.Result, _ = json.Marshal(map[string]any{
 		"status": StatusFailed, "run_id": rec.ID, "summary": rec.What + " was interrupted: " + msg + "; run it again.",
 		"output_blobs": []string{}, "logs_preview": "",
-		"error":        map[string]string{"type": "INTERRUPTED", "message": msg},
-		"retry":        map[string]int{"suggested_delay_ms": 1000, "max_attempts": 2},
-		"duration_ms":  rec.durationMS(now),
+		"error":       map[string]string{"type": "INTERRUPTED", "message": msg},
+		"retry":       map[string]int{"suggested_delay_ms": 1000, "max_attempts": 2},
+		"duration_ms": rec.durationMS(now),
 	})
 	var seq uint64
 	if n := len(rec.Events); n > 0 {

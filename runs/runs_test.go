@@ -197,7 +197,9 @@ func TestFileStoreRestart(t *testing.T) {
 	var obj struct {
 		Status string
 		Error  struct{ Type string }
-		Retry  *struct{ MaxAttempts int `json:"max_attempts"` }
+		Retry  *struct {
+			MaxAttempts int `json:"max_attempts"`
+		}
 	}
 	require.NoError(t, json.Unmarshal(r.Object(), &obj))
 	require.Equal(t, StatusFailed, obj.Status)

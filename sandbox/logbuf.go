@@ -16,8 +16,8 @@ type logBuffer struct {
 	overflow chan struct{}
 
 	mu    sync.Mutex
-	buf   []byte // guarded by mu; the last bytes, at most 2*keep
-	total int64  // guarded by mu
+	buf   []byte       // guarded by mu; the last bytes, at most 2*keep
+	total int64        // guarded by mu
 	sink  func([]byte) // guarded by mu; sees every byte up to hardCap
 }
 
