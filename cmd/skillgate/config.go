@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
@@ -33,6 +34,7 @@ type serveConfig struct {
 	MaxBlobSize       int64
 	MaxBlobStoreBytes int64
 	BlobTTL           time.Duration
+	RunRetention      time.Duration
 	Python            string
 	SandboxWorkers    int
 	SandboxWarmPool   int
@@ -79,6 +81,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", skills.DefaultMaxBlobSize, "largest blob accepted, in bytes")
 	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
 	fs.DurationVar(&c.BlobTTL, "blob-ttl", skills.DefaultBlobTTL, "blobs older than this are removed (0: keep forever)")
+	fs.DurationVar(&c.RunRetention, "run-retention", runs.DefaultRetention, "how long a finished run stays readable with get_run, watch_run and list_runs (kept under --data-dir/runs when set)")
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
@@ -189,6 +192,9 @@ func (c *serveConfig) validate() error {
 	}
 	if c.MaxBlobStoreBytes < 0 {
 		errs = append(errs, errors.New("--max-blob-store-bytes must not be negative (0 means no limit)"))
+	}
+	if c.RunRetention <= 0 {
+		errs = append(errs, errors.New("--run-retention must be positive"))
 	}
 	if c.BlobTTL < 0 {
 		errs = append(errs, errors.New("--blob-ttl must not be negative"))

@@ -104,6 +104,11 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		g.close()
 		return nil, err
 	}
+	runRecords, err := openRuns(cfg, log)
+	if err != nil {
+		g.close()
+		return nil, err
+	}
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
 	sc := cfg.session()
@@ -120,6 +125,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Blobs:   g.blobs,
 		Authn:   authn,
 		Runner:  runnerOrNil(g.runner),
+		Runs:    runRecords,
 
 		RunnerUnavailable: unavailable,
 	})
