@@ -380,9 +380,18 @@ func TestChattyRunSlowReader(t *testing.T) {
 	// Dropped events would show as gap events; every line is kept here.
 	assert.Equal(t, want.String(), requireWellFormed(t, evs, "cl-2"))
 	require.NotEmpty(t, run.LogsBlob)
-	var blob struct{ Content string }
-	require.NoError(t, lc.call("read_blob", `{"blob_id":"`+run.LogsBlob+`","mode":"full"}`, &blob))
-	assert.Equal(t, want.String(), blob.Content)
+	var blob struct {
+		Content   string
+		Kind      string
+		SizeBytes int `json:"size_bytes"`
+	}
+	// The blob is larger than one response: its size and both ends.
+	require.NoError(t, lc.call("read_blob", `{"blob_id":"`+run.LogsBlob+`","mode":"sample_head","max_bytes":1000}`, &blob))
+	assert.Equal(t, want.Len(), blob.SizeBytes)
+	assert.Equal(t, "text/plain", blob.Kind)
+	assert.Equal(t, want.String()[:1000], blob.Content)
+	require.NoError(t, lc.call("read_blob", `{"blob_id":"`+run.LogsBlob+`","mode":"sample_tail","max_bytes":1000}`, &blob))
+	assert.Equal(t, want.String()[want.Len()-1000:], blob.Content)
 }
 
 // Every run method answers RUN_NOT_FOUND for another identity's run, as
