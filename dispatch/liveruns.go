@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skills"
@@ -45,7 +46,7 @@ func readRunMode(p *params) runMode {
 
 // noStreamReason explains why a call cannot receive run_event.
 func noStreamReason(call *Call) string {
-	if call.Front == "http" {
+	if call.Front == metrics.FrontHTTP {
 		return "needs a response streamed as server-sent events: send the request alone (not in a batch, " +
 			"with an id) and with the header Accept: text/event-stream"
 	}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -445,4 +447,160 @@ func requireCode(t *testing.T, err error, code, context string) {
 	require.True(t, errors.As(err, &e), "%s: %v", context, err)
 	assert.Equal(t, code, e.EffectiveCode(), "%s: %v", context, e)
 	assert.EqualValues(t, -32602, e.Code, context)
+}
+
+// sseEvent is one server-sent event.
+type sseEvent struct {
+	name string
+	data string
+}
+
+// postSSE posts a single call asking for server-sent events and returns
+// the content type and the events.
+func postSSE(t *testing.T, url, body string) (string, []sseEvent) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	var evs []sseEvent
+	var cur sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			evs = append(evs, cur)
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "event: "):
+			cur.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+	require.NoError(t, sc.Err())
+	return resp.Header.Get("Content-Type"), evs
+}
+
+// runEventsOfSSE checks that the events are run_event notifications
+// followed by one response, and returns both.
+func runEventsOfSSE(t *testing.T, evs []sseEvent) ([]runEvent, json.RawMessage) {
+	t.Helper()
+	require.NotEmpty(t, evs)
+	last := evs[len(evs)-1]
+	require.Equal(t, "response", last.name)
+	var out []runEvent
+	for _, e := range evs[:len(evs)-1] {
+		require.Equal(t, "run_event", e.name)
+		var n struct {
+			Method string
+			Params runEvent
+		}
+		require.NoError(t, json.Unmarshal([]byte(e.data), &n))
+		require.Equal(t, "run_event", n.Method)
+		out = append(out, n.Params)
+	}
+	var resp struct {
+		Result json.RawMessage
+		Error  json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal([]byte(last.data), &resp))
+	require.Empty(t, resp.Error)
+	return out, resp.Result
+}
+
+// Over HTTP, stream and watch_run answer as server-sent events when the
+// request accepts them, run_event first and the response last; without
+// the header, and in a batch, they are -32602. async, get_run, cancel_run
+// and list_runs work as on the framed transport.
+func TestLiveRunsOverHTTP(t *testing.T) {
+	requireSandbox(t)
+	g := startGateway(t, "--sandbox-workers", "2")
+	url := "http://" + g.addrs["http"] + "/rpc"
+	c := rpcClient{t, url}
+	call := func(method, params string) string {
+		return `{"jsonrpc":"2.0","id":"h-1","method":"` + method + `","params":` + params + `}`
+	}
+
+	ct, evs := postSSE(t, url, call("run_code", chattyParams(50, 0, `,"stream":true`)))
+	assert.Equal(t, "text/event-stream", ct)
+	events, result := runEventsOfSSE(t, evs)
+	assert.Equal(t, expectedLines(50), requireWellFormed(t, events, "h-1"))
+	var run liveRunObject
+	require.NoError(t, json.Unmarshal(result, &run))
+	assert.Equal(t, "completed", run.Status)
+
+	_, evs = postSSE(t, url, call("watch_run", `{"run_id":"`+run.RunID+`","after_seq":2}`))
+	watched, _ := runEventsOfSSE(t, evs)
+	assert.Equal(t, events[2:], watched)
+
+	// A call that sends no event is answered as plain JSON.
+	ct, evs = postSSE(t, url, call("list_runs", `{}`))
+	assert.Equal(t, "application/json", ct)
+	assert.Len(t, evs, 0)
+
+	_, code := c.call("run_code", chattyParams(1, 0, `,"stream":true`))
+	assert.Equal(t, "JSONRPC_INVALID_PARAMS", code)
+	_, code = c.call("watch_run", `{"run_id":"`+run.RunID+`"}`)
+	assert.Equal(t, "JSONRPC_INVALID_PARAMS", code)
+	_, evs = postSSE(t, url, "["+call("watch_run", `{"run_id":"`+run.RunID+`"}`)+"]")
+	require.Len(t, evs, 0, "a batch is answered as JSON")
+
+	res, code := c.call("run_code", chattyParams(1000, 0.05, `,"async":true`))
+	require.Empty(t, code)
+	var ref runRef
+	require.NoError(t, json.Unmarshal(res, &ref))
+	assert.Equal(t, "running", ref.Status)
+	res, code = c.call("get_run", `{"run_id":"`+ref.RunID+`"}`)
+	require.Empty(t, code)
+	assert.Contains(t, string(res), `"status":"running"`)
+	res, code = c.call("cancel_run", `{"run_id":"`+ref.RunID+`"}`)
+	require.Empty(t, code)
+	assert.Contains(t, string(res), `"status":"failed"`)
+	res, code = c.call("list_runs", `{"limit":1}`)
+	require.Empty(t, code)
+	var page struct {
+		Runs       []runRef `json:"runs"`
+		NextCursor string   `json:"next_cursor"`
+	}
+	require.NoError(t, json.Unmarshal(res, &page))
+	require.Len(t, page.Runs, 1)
+	assert.Equal(t, ref.RunID, page.Runs[0].RunID, "newest first")
+	assert.NotEmpty(t, page.NextCursor)
+}
+
+// Bad params of every run method, and of the new execution flags, are
+// -32602 with the parameter named.
+func TestRunMethodsBadParams(t *testing.T) {
+	g := startGateway(t, "--sandbox-workers", "1")
+	c := rpcClient{t, "http://" + g.addrs["http"] + "/rpc"}
+	for _, tc := range []struct{ method, params string }{
+		{"get_run", `{}`},
+		{"get_run", `{"run_id":5}`},
+		{"get_run", `{"run_id":"run_0123456789abcdef","wait_ms":60001}`},
+		{"get_run", `{"run_id":"run_0123456789abcdef","wait_ms":-1}`},
+		{"get_run", `{"run_id":"run_0123456789abcdef","extra":1}`},
+		{"watch_run", `{"run_id":"run_0123456789abcdef","after_seq":-1}`},
+		{"watch_run", `{"run_id":"run_0123456789abcdef","after_seq":"3"}`},
+		{"cancel_run", `{"run_id":""}`},
+		{"list_runs", `{"status":"done"}`},
+		{"list_runs", `{"limit":0}`},
+		{"list_runs", `{"limit":101}`},
+		{"list_runs", `{"cursor":"not-a-cursor"}`},
+		{"run_code", `{"language":"python","code":"def main(a): pass","stream":true,"async":true}`},
+		{"run_code", `{"language":"python","code":"def main(a): pass","stream":"yes"}`},
+		{"run_code", `{"language":"python","code":"def main(a): pass","async":1}`},
+		{"execute_skill", `{"name":"acme.math.add","stream":true,"async":true}`},
+	} {
+		_, code := c.call(tc.method, tc.params)
+		assert.Equal(t, "JSONRPC_INVALID_PARAMS", code, "%s %s", tc.method, tc.params)
+	}
+	for _, m := range []string{"get_run", "watch_run", "cancel_run"} {
+		_, code := c.call(m, `{"run_id":"run_0123456789abcdef"}`)
+		assert.Equal(t, "RUN_NOT_FOUND", code, m)
+	}
 }
