@@ -459,5 +459,3 @@ func (d *Dispatcher) recordRun(kind string, out *RunResult, took time.Duration) 
 	d.opts.Metrics.SandboxRuns.WithLabelValues(kind, out.Status, reason).Inc()
 	d.opts.Metrics.SandboxDuration.WithLabelValues(kind).Observe(took.Seconds())
 }
-
-

@@ -112,8 +112,8 @@ type runRef struct {
 }
 
 type liveRunObject struct {
-	RunID       string   `json:"run_id"`
-	Status      string   `json:"status"`
+	RunID       string `json:"run_id"`
+	Status      string `json:"status"`
 	Output      json.RawMessage
 	OutputBlobs []string `json:"output_blobs"`
 	LogsPreview string   `json:"logs_preview"`
