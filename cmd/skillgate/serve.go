@@ -111,6 +111,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	}
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
+	g.health.SetDetails(sandboxDetails(g.runner, unavailable))
 	sc := cfg.session()
 	sc.Logger = log.With().Str("component", "session").Logger()
 	sc.Metrics = g.metrics

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -137,4 +138,18 @@ func openSandbox(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (*san
 	m.GaugeFunc("sandbox", "queue_depth", "Runs waiting for a sandbox worker.", func() float64 { return float64(runner.Stats().Queued) })
 	m.GaugeFunc("sandbox", "warm_ready", "Pre-started sandboxes ready for a run.", func() float64 { return float64(runner.Stats().WarmReady) })
 	return runner, ""
+}
+
+// sandboxDetails is what /readyz says about execution: which mechanism
+// enforces each limit (as the sandbox's self-check found it), or why runs
+// are refused.
+func sandboxDetails(r *sandbox.Runner, unavailable string) string {
+	if r == nil {
+		return "sandbox: unavailable: " + strings.Join(strings.Fields(unavailable), " ")
+	}
+	var b strings.Builder
+	for _, kv := range r.Enforcement().Pairs() {
+		fmt.Fprintf(&b, "sandbox.%s: %s\n", kv[0], kv[1])
+	}
+	return b.String()
 }
