@@ -424,6 +424,8 @@ func failureSummary(label string, e *sandbox.RunError, ms int64) (string, *trans
 		// Two limits share this type (the 4 KB output and the logs' hard
 		// cap); the sandbox's message says which one and by how much.
 		return label + " went over a size limit: " + shortMessage(e.Message), nil
+	case errCanceledRun.Type:
+		return label + " was cancelled; every process of it was killed.", nil
 	case sandbox.ErrTypeSandbox:
 		return label + " could not run: " + shortMessage(e.Message), &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
 	}

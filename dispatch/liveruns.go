@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -142,8 +143,9 @@ func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, r
 		e = &sandbox.RunError{Type: CodeStorageFull, Message: err.Error()}
 	}
 	out := &RunResult{Status: sandbox.StatusFailed, RunID: run.ID(), OutputBlobs: []string{},
-		Error: &RunErrorInfo{Type: e.Type, Message: e.Message}}
-	out.Summary, out.Retry = failureSummary(req.label, e, 0)
+		Error: &RunErrorInfo{Type: e.Type, Message: e.Message}, LogsPreview: logsTail(run.FullLogs()),
+		DurationMS: time.Since(run.Record().StartedAt).Milliseconds()}
+	out.Summary, out.Retry = failureSummary(req.label, e, out.DurationMS)
 	if e.Type == "INTERRUPTED" {
 		out.Retry = &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
 	}
@@ -153,6 +155,15 @@ func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, r
 	}
 	d.recordRun(req.kind, out, 0)
 	return out, nil
+}
+
+// logsTail is the end of a run's logs that fits a logs_preview, for runs
+// that ended before the sandbox could report its own preview.
+func logsTail(logs []byte) string {
+	if len(logs) > sandbox.MaxLogsPreview {
+		logs = logs[len(logs)-sandbox.MaxLogsPreview:]
+	}
+	return strings.ToValidUTF8(string(logs), "")
 }
 
 func (d *Dispatcher) finishRun(run *runs.Run, out *RunResult) {

@@ -116,5 +116,9 @@ func (d *Dispatcher) listRuns(_ context.Context, call *Call) (any, error) {
 	if page == nil {
 		page = []runs.Summary{}
 	}
-	return map[string]any{"runs": page, "next_cursor": next}, nil
+	var nextCursor any // null on the last page
+	if next != "" {
+		nextCursor = next
+	}
+	return map[string]any{"runs": page, "next_cursor": nextCursor}, nil
 }
