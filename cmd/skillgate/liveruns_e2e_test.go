@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -603,4 +605,62 @@ func TestRunMethodsBadParams(t *testing.T) {
 		_, code := c.call(m, `{"run_id":"run_0123456789abcdef"}`)
 		assert.Equal(t, "RUN_NOT_FOUND", code, m)
 	}
+}
+
+// The CLI: call --stream prints the events to stderr and the result to
+// stdout, Ctrl-C cancels the run; runs list, get, watch and cancel.
+func TestRunsCLI(t *testing.T) {
+	requireSandbox(t)
+	g := startGateway(t, "--sandbox-workers", "1")
+	addr := g.addrs["tcp"]
+	out, stderr, code := runCLI(t, "call", "--addr", addr, "--stream", "run_code", chattyParams(3, 0, ""))
+	require.Equal(t, 0, code, stderr)
+	var run liveRunObject
+	require.NoError(t, json.Unmarshal([]byte(out), &run))
+	require.Equal(t, "completed", run.Status)
+	var evs []runEvent
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		var ev runEvent
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		evs = append(evs, ev)
+	}
+	assert.Equal(t, expectedLines(3), requireWellFormed(t, evs, "cl-2"))
+
+	out, _, code = runCLI(t, "runs", "list", "--addr", addr, "--limit", "5")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, run.RunID)
+	out, _, code = runCLI(t, "runs", "get", "--addr", addr, run.RunID)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"completed"`)
+	_, stderr, code = runCLI(t, "runs", "watch", "--addr", addr, "--after", "1", run.RunID)
+	require.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(stderr, `{"run_id":"`+run.RunID+`","request_id":"cl-2","seq":2,`), stderr)
+	out, _, code = runCLI(t, "runs", "cancel", "--addr", addr, run.RunID)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"completed"`)
+	_, stderr, code = runCLI(t, "runs", "get", "--addr", addr, "run_0123456789abcdef")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "RUN_NOT_FOUND")
+
+	// Ctrl-C while a streamed run goes on cancels it.
+	cmd := exec.Command(binary, "call", "--addr", addr, "--stream", "run_code", chattyParams(1000, 0.05, ""))
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	errPipe, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := bufio.NewScanner(errPipe)
+	for lines.Scan() {
+		if strings.Contains(lines.Text(), `"type":"log"`) {
+			break
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	_, _ = io.Copy(io.Discard, errPipe)
+	require.NoError(t, cmd.Wait())
+	require.NoError(t, json.Unmarshal([]byte(stdout.String()), &run))
+	assert.Equal(t, "failed", run.Status)
+	require.NotNil(t, run.Error)
+	assert.Equal(t, "CANCELLED", run.Error.Type)
 }

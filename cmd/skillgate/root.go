@@ -30,7 +30,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newCallCommand(), newTokenCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newCallCommand(), newRunsCommand(), newTokenCommand(), newVersionCommand())
 	return root
 }
 
