@@ -255,6 +255,14 @@ func (d *Dispatcher) prepareJob(req *runRequest, inputs []sandbox.InputBlob) san
 // the run object. admitted, when set, is closed once the sandbox queue has
 // taken the run.
 func (d *Dispatcher) completeRun(ctx context.Context, call *Call, run *runs.Run, req *runRequest, job sandbox.Job, admitted func()) (*RunResult, error) {
+	defer func() {
+		if p := recover(); p != nil {
+			// The record must not stay "running" forever; the panic goes
+			// on to the dispatcher's recovery.
+			_, _ = d.runFailed(context.Background(), call, run, req, errors.New("internal error"))
+			panic(p)
+		}
+	}()
 	job.Observer = observe(run, admitted)
 	res, err := d.opts.Runner.Run(ctx, job)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,13 +84,25 @@ func observe(run *runs.Run, admitted func()) *sandbox.Observer {
 func (d *Dispatcher) streamRun(ctx, runCtx context.Context, call *Call, run *runs.Run, req *runRequest, job sandbox.Job) (any, error) {
 	followed := make(chan error, 1)
 	requestID := call.RequestID()
+	fctx, stop := context.WithCancel(ctx)
+	drained := false
+	defer func() {
+		// On a panic the run may never finish: the follower must not
+		// outlive the call, whose Call is recycled.
+		stop()
+		if !drained {
+			<-followed
+		}
+	}()
 	go func() {
-		followed <- run.Follow(ctx, 0, func(ev runs.Event) error {
-			return call.Notify(ctx, MethodRunEvent, eventParams(run.ID(), requestID, ev))
+		followed <- run.Follow(fctx, 0, func(ev runs.Event) error {
+			return call.Notify(fctx, MethodRunEvent, eventParams(run.ID(), requestID, ev))
 		})
 	}()
 	out, err := d.completeRun(runCtx, call, run, req, job, nil)
-	if ferr := <-followed; ferr != nil && err == nil {
+	ferr := <-followed
+	drained = true
+	if ferr != nil && err == nil {
 		// The caller is gone or the stream broke: the response cannot
 		// follow the events it would come after.
 		return nil, ferr
@@ -110,6 +123,7 @@ func (d *Dispatcher) startAsync(ctx context.Context, call *Call, req *runRequest
 	ended := make(chan error, 1)
 	go func() {
 		defer release()
+		defer d.recoverRun(bg, run, req)
 		_, err := d.completeRun(runCtx, bg, run, req, job, func() { once.Do(func() { close(admitted) }) })
 		ended <- err
 	}()
@@ -122,6 +136,19 @@ func (d *Dispatcher) startAsync(ctx context.Context, call *Call, req *runRequest
 		}
 	}
 	return map[string]string{"run_id": run.ID(), "status": runs.StatusRunning}, nil
+}
+
+// recoverRun keeps a panic in a background run from taking the gateway
+// down, as the dispatcher does for calls, and finishes the run.
+func (d *Dispatcher) recoverRun(call *Call, run *runs.Run, req *runRequest) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	d.opts.Metrics.Panics.Inc()
+	call.Log(zerolog.ErrorLevel).Str("run_id", run.ID()).Interface("panic", p).Bytes("stack", debug.Stack()).
+		Msg("background run panicked")
+	_, _ = d.runFailed(context.Background(), call, run, req, errors.New("internal error"))
 }
 
 // runFailed finishes a run that produced no run object of the sandbox's.

@@ -102,6 +102,7 @@ func (r *Run) Finish(status string, result json.RawMessage) {
 	r.flushLocked()
 	r.appendLocked(EventFinished, raw)
 	r.rec.Status, r.rec.Result, r.rec.FinishedAt = status, result, r.reg.now()
+	r.fullLogs = nil // wanted only until the run object is made (logs_blob)
 	rec := r.snapshotLocked()
 	r.mu.Unlock()
 	close(r.done)
@@ -112,7 +113,7 @@ func (r *Run) Finish(status string, result json.RawMessage) {
 }
 
 // FullLogs returns everything the run wrote to stdout and stderr, up to
-// the registry's log cap.
+// the registry's log cap, until the run finishes (then nil).
 func (r *Run) FullLogs() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -55,7 +55,9 @@ func TestFollowOrderAndSeq(t *testing.T) {
 		r.Progress(json.RawMessage(fmt.Sprintf(`{"progress":%d,"total":100,"message":null}`, i)))
 	}
 	r.Blob("blob:00", "text/plain", 3)
+	full := string(r.FullLogs())
 	r.Finish(StatusCompleted, json.RawMessage(`{"status":"completed"}`))
+	require.Nil(t, r.FullLogs(), "a finished run lets its full logs go")
 	evs := <-got
 	require.Equal(t, EventStarted, evs[0].Type)
 	require.Equal(t, EventFinished, evs[len(evs)-1].Type)
@@ -67,7 +69,7 @@ func TestFollowOrderAndSeq(t *testing.T) {
 		fmt.Fprintf(&want, "line %d\n", i)
 	}
 	require.Equal(t, want.String(), logText(evs))
-	require.Equal(t, want.String(), string(r.FullLogs()))
+	require.Equal(t, want.String(), full)
 	// A late follower replays the same events from any point.
 	require.Equal(t, evs[3:], collect(t, r, 3))
 	require.Empty(t, collect(t, r, evs[len(evs)-1].Seq))
