@@ -36,7 +36,12 @@ func BenchmarkRunEventDelivery(b *testing.B) {
 			return &sandbox.Result{Status: sandbox.StatusCompleted, Output: []byte(`{}`)}, nil
 		}}
 	})
-	defer e.http.Close()
+	// newEnvOpts registers its cleanups on a T that never ends: close here.
+	defer func() {
+		e.http.Close()
+		_ = e.reg.Close()
+		_ = e.blobs.Close()
+	}()
 	cfg := session.DefaultConfig()
 	cfg.Metrics = e.metrics
 	srv, err := session.NewServer(cfg, e.d)
