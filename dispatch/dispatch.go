@@ -56,6 +56,10 @@ func (c *Call) RequestID() string {
 	return c.httpID
 }
 
+// Backlogged reports whether notifications to the caller are waiting for
+// it to read (a framed connection's queue past its share).
+func (c *Call) Backlogged() bool { return c.Conn != nil && c.Conn.Backlogged() }
+
 // CanNotify reports whether Notify can reach the caller.
 func (c *Call) CanNotify() bool { return c.Conn != nil || c.stream != nil }
 

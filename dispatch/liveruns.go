@@ -95,7 +95,7 @@ func (d *Dispatcher) streamRun(ctx, runCtx context.Context, call *Call, run *run
 		}
 	}()
 	go func() {
-		followed <- run.Follow(fctx, 0, func(ev runs.Event) error {
+		followed <- run.FollowCompacting(fctx, 0, call.Backlogged, func(ev runs.Event) error {
 			return call.Notify(fctx, MethodRunEvent, eventParams(run.ID(), requestID, ev))
 		})
 	}()

@@ -76,7 +76,7 @@ func (d *Dispatcher) watchRun(ctx context.Context, call *Call) (any, error) {
 			"; without a stream, poll get_run with wait_ms")
 	}
 	requestID := run.Record().RequestID
-	err = run.Follow(ctx, uint64(after), func(ev runs.Event) error {
+	err = run.FollowCompacting(ctx, uint64(after), call.Backlogged, func(ev runs.Event) error {
 		return call.Notify(ctx, MethodRunEvent, eventParams(run.ID(), requestID, ev))
 	})
 	if err != nil {

@@ -228,3 +228,34 @@ func TestFileStoreRejectsBadIDs(t *testing.T) {
 		require.ErrorIs(t, st.Delete(context.Background(), id), ErrNotFound, id)
 	}
 }
+
+// Under pressure a follower skips progress that later progress supersedes,
+// and gap events name exactly the seqs skipped; nothing else is skipped,
+// and every seq is accounted for.
+func TestFollowCompactsProgressUnderPressure(t *testing.T) {
+	g := open(t, Config{})
+	r := g.Start(NewID(), "alice", "run_code", "", nil)
+	r.Started(0)
+	for i := range 5 {
+		r.emit(EventProgress, map[string]int{"progress": i})
+	}
+	r.Blob("blob:00", "text/plain", 1)
+	for i := range 3 {
+		r.emit(EventProgress, map[string]int{"progress": 10 + i})
+	}
+	r.Finish(StatusCompleted, json.RawMessage(`{}`))
+	var evs []Event
+	require.NoError(t, r.FollowCompacting(context.Background(), 0, func() bool { return true },
+		func(e Event) error { evs = append(evs, e); return nil }))
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Type))
+	}
+	// 1 started, 2-6 progress, 7 blob, 8-10 progress, 11 finished.
+	require.Equal(t, []string{"1:started", "6:gap", "7:blob", "9:gap", "10:progress", "11:finished"}, got)
+	require.JSONEq(t, `{"from_seq":2,"to_seq":6}`, string(evs[1].Data))
+	require.JSONEq(t, `{"from_seq":8,"to_seq":9}`, string(evs[3].Data))
+	require.JSONEq(t, `{"progress":12}`, string(evs[4].Data))
+	// Without pressure, or on replay, every event is there.
+	require.Len(t, collect(t, r, 0), 11)
+}

@@ -51,6 +51,15 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	}
 }
 
+// Backlogged reports whether the connection's queue is past the
+// notifications' share: a sender may then merge or drop what it can
+// rather than wait.
+func (c *Conn) Backlogged() bool {
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	return c.w.queued > c.notifyShare()
+}
+
 func (c *Conn) notificationFrame(method string, params any) (*[]byte, error) {
 	obj, err := transport.MarshalObject(params)
 	if err != nil {

@@ -128,15 +128,23 @@ type liveRunObject struct {
 }
 
 // requireWellFormed checks a run's complete event stream: started first,
-// finished last, seq 1, 2, 3… without holes, and returns its log text.
+// finished last, seq 1, 2, 3… without holes (a gap event stands for the
+// seqs it names), and returns its log text.
 func requireWellFormed(t *testing.T, evs []runEvent, requestID string) string {
 	t.Helper()
 	require.NotEmpty(t, evs)
 	require.Equal(t, "started", evs[0].Type, "%+v", evs[0])
 	require.Equal(t, "finished", evs[len(evs)-1].Type)
 	var logs strings.Builder
+	var prev uint64
 	for i, ev := range evs {
-		require.Equal(t, uint64(i+1), ev.Seq, "event %d of %d: %+v", i, len(evs), ev)
+		if ev.Type == "gap" {
+			require.Equal(t, prev+1, ev.FromSeq, "gap %d of %d: %+v", i, len(evs), ev)
+			require.Equal(t, ev.ToSeq, ev.Seq)
+		} else {
+			require.Equal(t, prev+1, ev.Seq, "event %d of %d: %+v", i, len(evs), ev)
+		}
+		prev = ev.Seq
 		require.Equal(t, requestID, ev.RequestID)
 		if ev.Type == "log" {
 			require.Equal(t, "log", ev.Stream)
