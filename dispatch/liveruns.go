@@ -57,7 +57,7 @@ func noStreamReason(call *Call) string {
 
 // errCanceledRun is the run error of a run stopped by cancel_run or by
 // its caller's disconnect.
-var errCanceledRun = &sandbox.RunError{Type: "CANCELLED", Message: "the run was cancelled; every process of it was killed"}
+var errCanceledRun = &sandbox.RunError{Type: transport.StringCanceled, Message: "the run was cancelled; every process of it was killed"}
 
 // startRun registers a run whose context ends with ctx or cancel_run.
 func (d *Dispatcher) startRun(ctx context.Context, call *Call, req *runRequest, id, requestID string) (*runs.Run, context.Context) {
@@ -165,15 +165,15 @@ func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, r
 	case errors.Is(err, context.Canceled):
 		e = errCanceledRun
 	case errors.Is(err, sandbox.ErrClosed):
-		e = &sandbox.RunError{Type: "INTERRUPTED", Message: "the gateway shut down while the run was in progress"}
+		e = &sandbox.RunError{Type: transport.StringInterrupted, Message: "the gateway shut down while the run was in progress"}
 	case errors.Is(err, skills.ErrStorageFull):
-		e = &sandbox.RunError{Type: CodeStorageFull, Message: err.Error()}
+		e = &sandbox.RunError{Type: transport.StringStorageFull, Message: err.Error()}
 	}
 	out := &RunResult{Status: sandbox.StatusFailed, RunID: run.ID(), OutputBlobs: []string{},
 		Error: &RunErrorInfo{Type: e.Type, Message: e.Message}, LogsPreview: logsTail(run.FullLogs()),
 		DurationMS: time.Since(run.Record().StartedAt).Milliseconds()}
 	out.Summary, out.Retry = failureSummary(req.label, e, out.DurationMS)
-	if e.Type == "INTERRUPTED" {
+	if e.Type == transport.StringInterrupted {
 		out.Retry = &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
 	}
 	d.finishRun(run, out)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/transport"
 )
 
 // An async run refused by a full sandbox queue is refused at once with
@@ -16,7 +17,7 @@ func TestAsyncRunRefusedWhenOverloaded(t *testing.T) {
 	for _, c := range e.fronts() {
 		_, err := c.call("run_code", `{"language":"python","code":"def main(a): pass","async":true}`)
 		require.NotNil(t, err, c.name())
-		require.Equal(t, CodeOverloaded, err.EffectiveCode(), c.name())
+		require.Equal(t, transport.StringOverloaded, err.EffectiveCode(), c.name())
 		res, err := c.call("list_runs", `{}`)
 		require.Nil(t, err)
 		require.JSONEq(t, `{"runs":[],"next_cursor":null}`, string(res), c.name())

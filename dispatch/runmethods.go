@@ -18,14 +18,11 @@ const (
 	MethodListRuns  = "list_runs"
 )
 
-// CodeRunNotFound answers a run id the caller has no run of.
-const CodeRunNotFound = "RUN_NOT_FOUND"
-
 func init() {
 	domainErrors = append(domainErrors,
 		domainError{runs.ErrNotFound, func(err error) *transport.Error {
 			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Run not found.",
-				StringCode: CodeRunNotFound, Details: err.Error() + "; runs are kept for the gateway's run retention after they finish"}
+				StringCode: transport.StringRunNotFound, Details: err.Error() + "; runs are kept for the gateway's run retention after they finish"}
 		}},
 	)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -19,9 +21,11 @@ func (c *Conn) notifyShare() int { return c.cfg.MaxQueuedBytes / 2 }
 
 // TryNotify queues a server-to-client notification without blocking.
 // params must marshal to a JSON object (see Handler for the accepted
-// values). It returns ErrBackpressure, queuing nothing, while the queue is
-// past the notifications' share, so that the caller can drop, merge or wait;
-// a closed connection gives an error matching ErrClosed.
+// values). Its bytes count against the queue bound and the gateway-wide
+// Budget like any answer. It returns an error matching ErrBackpressure,
+// queuing nothing, while the queue is past the notifications' share or the
+// budget is full, so that the caller can drop, merge or wait; a closed
+// connection gives an error matching ErrClosed.
 func (c *Conn) TryNotify(method string, params any) error {
 	p, err := c.notificationFrame(method, params)
 	if err != nil {
@@ -41,10 +45,15 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	}
 	for {
 		err := c.w.pushNotification(p)
-		if !errors.Is(err, ErrBackpressure) {
+		switch {
+		case errors.Is(err, errBudgetFull):
+			err = waitBudget(ctx)
+		case errors.Is(err, ErrBackpressure):
+			err = c.w.waitShare(ctx, c.notifyShare())
+		default:
 			return err
 		}
-		if err := c.w.waitShare(ctx, c.notifyShare()); err != nil {
+		if err != nil {
 			putFrame(p)
 			return err
 		}
@@ -60,6 +69,17 @@ func (c *Conn) Backlogged() bool {
 	return c.w.queued > c.notifyShare()
 }
 
+func waitBudget(ctx context.Context) error {
+	t := time.NewTimer(budgetRetry)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("notify: %w", ctx.Err())
+	}
+}
+
 func (c *Conn) notificationFrame(method string, params any) (*[]byte, error) {
 	obj, err := transport.MarshalObject(params)
 	if err != nil {
@@ -73,8 +93,8 @@ func (c *Conn) notificationFrame(method string, params any) (*[]byte, error) {
 }
 
 // pushNotification queues a notification frame unless the queue is past
-// the share. On ErrBackpressure the caller keeps the frame; on any other
-// outcome the queue owns it.
+// the share or the gateway-wide budget is full. On ErrBackpressure the
+// caller keeps the frame; on any other outcome the queue owns it.
 func (q *writeQueue) pushNotification(frame *[]byte) error {
 	q.mu.Lock()
 	closing := q.closing
@@ -86,12 +106,24 @@ func (q *writeQueue) pushNotification(frame *[]byte) error {
 		return &CloseError{Reason: q.c.Reason()}
 	case past:
 		return ErrBackpressure
+	case !q.c.cfg.Budget.TryReserve(len(*frame)):
+		q.c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
+		return errBudgetFull
 	}
-	if !q.push(frame, false, true) {
+	if !q.push(frame, false, true, true) {
 		return &CloseError{Reason: q.c.Reason()}
 	}
 	return nil
 }
+
+// errBudgetFull is ErrBackpressure caused by the gateway-wide budget
+// rather than this connection's queue.
+var errBudgetFull = fmt.Errorf("gateway answer budget full: %w", ErrBackpressure)
+
+// budgetRetry is how often Notify retries while the gateway-wide budget
+// is full: the budget is freed by other connections' writers, which do not
+// wake this one.
+const budgetRetry = 20 * time.Millisecond
 
 // waitShare blocks until the queue holds at most share bytes, the queue
 // closes or ctx ends.
