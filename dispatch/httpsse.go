@@ -85,7 +85,18 @@ func (h *HTTPFront) serveStream(w http.ResponseWriter, r *http.Request, body []b
 	s := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout}
 	call := &Call{Method: m.method, Params: m.params, Front: metrics.FrontHTTP, Remote: who.remote,
 		log: &h.d.opts.Logger, Identity: who.id, authErr: who.err, httpID: idString(m.id), stream: s.notify}
-	res, err := h.d.invoke(r.Context(), call)
+	// A stream may last as long as its run: the drain deadline ends it
+	// like any call still running then.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	res, err := h.d.invoke(ctx, call)
 	out := h.encode(m.id, res, err)
 	s.mu.Lock()
 	started := s.started
