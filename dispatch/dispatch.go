@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
 )
@@ -33,6 +35,47 @@ type Call struct {
 	Identity *auth.Identity
 	// authErr is why an HTTP request's credentials were refused.
 	authErr error
+	// req is the framed request; httpID the id of an HTTP call.
+	req    *session.Request
+	httpID string
+	// stream delivers the call's notifications over HTTP (server-sent
+	// events); nil where the client did not ask for a stream.
+	stream func(ctx context.Context, method string, params any) error
+}
+
+// ErrNoStream is Call.Notify's error where the call's front door cannot
+// deliver notifications: an HTTP request without Accept:
+// text/event-stream, a batch member, a notification.
+var ErrNoStream = errors.New("dispatch: this call cannot receive notifications")
+
+// RequestID is the JSON-RPC id of the call ("" for a notification).
+func (c *Call) RequestID() string {
+	if c.req != nil {
+		return c.req.ID()
+	}
+	return c.httpID
+}
+
+// Backlogged reports whether notifications to the caller are waiting for
+// it to read (a framed connection's queue past its share).
+func (c *Call) Backlogged() bool { return c.Conn != nil && c.Conn.Backlogged() }
+
+// CanNotify reports whether Notify can reach the caller.
+func (c *Call) CanNotify() bool { return c.Conn != nil || c.stream != nil }
+
+// Notify sends a notification to the caller while the call runs: on the
+// framed transport a JSON-RPC notification, waiting while the
+// connection's queue is past its share (session.Conn.Notify); over HTTP
+// a server-sent event when the client asked for a stream. Elsewhere it
+// returns ErrNoStream.
+func (c *Call) Notify(ctx context.Context, method string, params any) error {
+	switch {
+	case c.Conn != nil:
+		return c.Conn.Notify(ctx, method, params)
+	case c.stream != nil:
+		return c.stream(ctx, method, params)
+	}
+	return ErrNoStream
 }
 
 // Log starts a log event at level, tagged with who made the call.
@@ -91,6 +134,9 @@ type Options struct {
 	// Egress gives runs network access through the filtering proxy; nil:
 	// no run has any.
 	Egress *Egress
+	// Runs records the runs for the run methods; nil keeps them in memory
+	// with the default retention.
+	Runs *runs.Registry
 }
 
 type method struct {

@@ -3,8 +3,6 @@ package dispatch
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/internal/pyname"
+	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
@@ -40,8 +39,13 @@ func init() {
 }
 
 func (d *Dispatcher) registerExecution() {
+	if d.opts.Runs == nil {
+		// A memory store cannot fail to load.
+		d.opts.Runs, _ = runs.Open(context.Background(), runs.Config{Logger: d.opts.Logger})
+	}
 	d.Register(MethodExecuteSkill, []string{"ExecuteSkill"}, d.executeSkill)
 	d.Register(MethodRunCode, []string{"RunCode"}, d.runCode)
+	d.registerRuns()
 }
 
 // RunResult is the run object of execute_skill and run_code. Failures of
@@ -54,6 +58,7 @@ type RunResult struct {
 	Output      json.RawMessage  `json:"output,omitempty"`
 	OutputBlobs []string         `json:"output_blobs"`
 	LogsPreview string           `json:"logs_preview"`
+	LogsBlob    string           `json:"logs_blob,omitempty"`
 	Error       *RunErrorInfo    `json:"error,omitempty"`
 	Retry       *transport.Retry `json:"retry,omitempty"`
 	DurationMS  int64            `json:"duration_ms"`
@@ -70,11 +75,13 @@ type RunErrorInfo struct {
 type runRequest struct {
 	kind   string // metrics label: execute_skill or run_code
 	label  string // what ran, for the summary
+	what   string // what ran, for run_event and list_runs: name@version or run_code
 	job    sandbox.Job
 	blobs  []string // input blob ids
 	mounts []*skills.Skill
 	// network is the executed skill's [permissions] network.
 	network []string
+	mode    runMode
 }
 
 func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) {
@@ -83,6 +90,7 @@ func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) 
 	args := p.Object("args")
 	blobs := p.Strings("input_blobs", maxInputBlobs)
 	timeout := p.Int("timeout_ms", 0, 1, maxRunTimeout.Milliseconds())
+	mode := readRunMode(&p)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -99,7 +107,8 @@ func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) 
 	}
 	req := &runRequest{
 		kind: MethodExecuteSkill, label: s.Manifest.Name + " " + s.Manifest.Version, blobs: blobs,
-		mounts: []*skills.Skill{s}, network: s.Manifest.Permissions.Network,
+		what: s.Manifest.Name + "@" + s.Manifest.Version, mounts: []*skills.Skill{s}, mode: mode,
+		network: s.Manifest.Permissions.Network,
 		job: sandbox.Job{
 			EntrySkill: s.Manifest.Name, EntryModule: rt.Entrypoint, Entrypoint: rt.Export,
 			Args: args, Env: d.secrets(s), Timeout: time.Duration(timeout) * time.Millisecond,
@@ -146,6 +155,7 @@ func (d *Dispatcher) runCode(ctx context.Context, call *Call) (any, error) {
 	limits := p.Nested("limits")
 	limitTimeout := limits.Int("timeout_ms", 0, 1, maxRunTimeout.Milliseconds())
 	p.Adopt(limits)
+	mode := readRunMode(&p)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -163,7 +173,7 @@ func (d *Dispatcher) runCode(ctx context.Context, call *Call) (any, error) {
 		timeout = limitTimeout
 	}
 	req := &runRequest{
-		kind: MethodRunCode, label: "run_code", blobs: blobs,
+		kind: MethodRunCode, label: "run_code", what: "run_code", blobs: blobs, mode: mode,
 		job: sandbox.Job{Code: code, Entrypoint: entrypoint, Args: args, Timeout: time.Duration(timeout) * time.Millisecond},
 	}
 	var err error
@@ -223,26 +233,46 @@ func (d *Dispatcher) secrets(s *skills.Skill) map[string]string {
 	return env
 }
 
-// execute takes a concurrent-run slot of the caller, loads the input blobs,
-// runs the job and stores what it wrote.
+// execute takes a concurrent-run slot of the caller, loads the input
+// blobs, and runs the job as the call's mode says: to the end (plain),
+// with its events sent to the caller meanwhile (stream), or in the
+// background (async).
 func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (any, error) {
 	if d.opts.Runner == nil {
 		return nil, transport.AppError(transport.StringSandboxUnavailable, "Code execution is not available on this gateway.").
 			WithDetails(d.opts.RunnerUnavailable)
 	}
+	if req.mode == modeStream && !call.CanNotify() {
+		return nil, paramErr("stream", noStreamReason(call))
+	}
+	release := func() {}
 	if call.Identity != nil {
-		release, err := d.limiter.AcquireRun(call.Identity)
-		if err != nil {
+		var err error
+		if release, err = d.limiter.AcquireRun(call.Identity); err != nil {
 			return nil, err
 		}
-		defer release()
 	}
 	inputs, err := d.loadInputs(ctx, call, req.blobs)
 	if err != nil {
+		release()
 		return nil, err
 	}
+	job := d.prepareJob(call, req, inputs)
+	if req.mode == modeAsync {
+		return d.startAsync(ctx, call, req, job, release)
+	}
+	defer release()
+	run, runCtx := d.startRun(ctx, call, req, job.RunID, call.RequestID())
+	if req.mode == modeStream {
+		return d.streamRun(ctx, runCtx, call, run, req, job)
+	}
+	return d.completeRun(runCtx, call, run, req, job, nil)
+}
+
+// prepareJob makes the sandbox job of a request, with a fresh run id.
+func (d *Dispatcher) prepareJob(call *Call, req *runRequest, inputs []sandbox.InputBlob) sandbox.Job {
 	job := req.job
-	job.RunID = newRunID()
+	job.RunID = runs.NewID()
 	job.Egress = d.runEgress(call, req, job.RunID)
 	job.InputBlobs = inputs
 	for _, s := range req.mounts {
@@ -251,16 +281,40 @@ func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (
 	for range maxOutputBlobs {
 		job.OutputBlobIDs = append(job.OutputBlobIDs, d.opts.Blobs.NewID())
 	}
+	return job
+}
+
+// completeRun runs the job to its end and finishes the run's record with
+// the run object. admitted, when set, is closed once the sandbox queue has
+// taken the run.
+func (d *Dispatcher) completeRun(ctx context.Context, call *Call, run *runs.Run, req *runRequest, job sandbox.Job, admitted func()) (*RunResult, error) {
+	defer func() {
+		if p := recover(); p != nil {
+			// The record must not stay "running" forever; the panic goes
+			// on to the dispatcher's recovery.
+			_, _ = d.runFailed(context.Background(), call, run, req, errors.New("internal error"))
+			panic(p)
+		}
+	}()
+	job.Observer = observe(run, admitted)
 	res, err := d.opts.Runner.Run(ctx, job)
 	if err != nil {
-		return nil, err
+		return d.runFailed(ctx, call, run, req, err)
 	}
-	out, err := d.runResult(ctx, call, job.RunID, req, res)
+	// The run is over: storing what it wrote must not be cut short by a
+	// cancel that came too late to stop it.
+	keep := context.WithoutCancel(ctx)
+	out, err := d.runResult(keep, call, job.RunID, req, res)
 	if err != nil {
 		call.Log(zerolog.WarnLevel).Str("run_id", job.RunID).Str("what", req.label).AnErr("cause", err).
 			Msg("run completed but its output blobs could not be stored; nothing of it was kept")
-		return nil, err
+		return d.runFailed(ctx, call, run, req, err)
 	}
+	d.storeLogs(keep, call, run, out)
+	for i, id := range out.OutputBlobs {
+		run.Blob(id, res.OutputBlobs[i].Kind, int64(len(res.OutputBlobs[i].Data)))
+	}
+	d.finishRun(run, out)
 	d.recordRun(req.kind, out, res.Duration)
 	call.Log(zerolog.InfoLevel).Str("run_id", out.RunID).Str("what", req.label).Str("status", out.Status).
 		Dur("took", res.Duration).Msg("run finished")
@@ -411,6 +465,8 @@ func failureSummary(label string, e *sandbox.RunError, ms int64) (string, *trans
 		// Two limits share this type (the 4 KB output and the logs' hard
 		// cap); the sandbox's message says which one and by how much.
 		return label + " went over a size limit: " + shortMessage(e.Message), nil
+	case errCanceledRun.Type:
+		return label + " was cancelled; every process of it was killed.", nil
 	case sandbox.ErrTypeSandbox:
 		return label + " could not run: " + shortMessage(e.Message), &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
 	}
@@ -445,10 +501,4 @@ func (d *Dispatcher) recordRun(kind string, out *RunResult, took time.Duration) 
 	}
 	d.opts.Metrics.SandboxRuns.WithLabelValues(kind, out.Status, reason).Inc()
 	d.opts.Metrics.SandboxDuration.WithLabelValues(kind).Observe(took.Seconds())
-}
-
-func newRunID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "run_" + hex.EncodeToString(b[:])
 }

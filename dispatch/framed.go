@@ -14,7 +14,7 @@ import (
 // session.Handler.
 func (d *Dispatcher) Handle(ctx context.Context, req *session.Request) (any, error) {
 	call := callPool.Get().(*Call)
-	*call = Call{Method: req.Method, Params: req.Params, Front: metrics.FrontFramed, Conn: req.Conn, log: &d.opts.Logger}
+	*call = Call{Method: req.Method, Params: req.Params, Front: metrics.FrontFramed, Conn: req.Conn, req: req, log: &d.opts.Logger}
 	res, err := d.invoke(ctx, call)
 	*call = Call{}
 	callPool.Put(call)

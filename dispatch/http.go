@@ -152,6 +152,9 @@ func (h *HTTPFront) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	who := h.authenticate(r, w)
 	who.remote = r.RemoteAddr
+	if wantsEventStream(r) && h.serveStream(w, r, body, who) {
+		return
+	}
 	out, held := h.answer(r.Context(), body, who)
 	defer h.opts.Budget.Release(held)
 	if h.stopped() {

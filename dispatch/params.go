@@ -181,6 +181,20 @@ func (p *params) Int(name string, def, lo, hi int64) int64 {
 	return n
 }
 
+// Bool returns an optional boolean parameter (false when absent).
+func (p *params) Bool(name string) bool {
+	v, ok := p.get(name)
+	switch {
+	case !ok:
+		return false
+	case string(v) == "true":
+		return true
+	case string(v) != "false":
+		p.fail(name, "must be true or false, not "+jsonType(v))
+	}
+	return false
+}
+
 // Object returns a JSON object parameter as raw JSON (nil when absent).
 func (p *params) Object(name string) json.RawMessage {
 	v, ok := p.get(name)

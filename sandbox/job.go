@@ -72,6 +72,8 @@ type Job struct {
 	// Timeout is the wall-clock limit from job delivery; 0 means the
 	// default, and it is capped at Config.MaxTimeout.
 	Timeout time.Duration
+	// Observer, when set, receives the run's events while it lasts.
+	Observer *Observer
 }
 
 // Skill is a mounted skill.

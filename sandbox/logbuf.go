@@ -16,8 +16,17 @@ type logBuffer struct {
 	overflow chan struct{}
 
 	mu    sync.Mutex
-	buf   []byte // guarded by mu; the last bytes, at most 2*keep
-	total int64  // guarded by mu
+	buf   []byte       // guarded by mu; the last bytes, at most 2*keep
+	total int64        // guarded by mu
+	sink  func([]byte) // guarded by mu; sees every byte up to hardCap
+}
+
+// observe sends what is written from now on, up to the hard cap, to sink
+// as well.
+func (b *logBuffer) observe(sink func([]byte)) {
+	b.mu.Lock()
+	b.sink = sink
+	b.mu.Unlock()
 }
 
 func newLogBuffer(keep int, hardCap int64) *logBuffer {
@@ -32,6 +41,11 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 	b.total += int64(len(p))
 	if before <= b.hardCap && b.total > b.hardCap {
 		close(b.overflow)
+	}
+	if b.sink != nil && before < b.hardCap {
+		// One writer (the pipe's copier) calls Write: the sink sees the
+		// bytes in order even though it runs under mu.
+		b.sink(p[:min(int64(len(p)), b.hardCap-before)])
 	}
 	if len(p) >= b.keep {
 		b.buf = append(b.buf[:0], p[len(p)-b.keep:]...)

@@ -112,18 +112,28 @@ func (f *resultFrame) errorType() string {
 	return t
 }
 
-// readResultFrame reads the optional preparedByte and the result frame.
-func readResultFrame(r io.Reader, f *resultFrame) error {
+// readResultFrame reads the optional preparedByte, the progress reports
+// that follow it (handed to progress) and the result frame.
+func readResultFrame(r io.Reader, f *resultFrame, progress func(Progress)) error {
 	var first [1]byte
-	if _, err := io.ReadFull(r, first[:]); err != nil {
-		return fmt.Errorf("read result: %w", err)
+	for {
+		if _, err := io.ReadFull(r, first[:]); err != nil {
+			return fmt.Errorf("read result: %w", err)
+		}
+		switch {
+		case first[0] == preparedByte && !f.prepared:
+			f.prepared = true
+			continue
+		case first[0] == progressByte && f.prepared:
+			var p Progress
+			if err := readFrame(r, maxProgressFrame, &p); err != nil {
+				return fmt.Errorf("read progress: %w", err)
+			}
+			progress(p)
+			continue
+		}
+		return readFrame(io.MultiReader(bytes.NewReader(first[:]), r), maxResultFrame, f)
 	}
-	if first[0] == preparedByte {
-		f.prepared = true
-	} else {
-		r = io.MultiReader(bytes.NewReader(first[:]), r)
-	}
-	return readFrame(r, maxResultFrame, f)
 }
 
 type blobRecord struct {

@@ -42,7 +42,8 @@ func (sb *sandbox) run(ctx context.Context, closing <-chan struct{}, p *plan, cf
 		return failed(ErrTypeSandbox, "encode the job: "+err.Error()), nil
 	}
 	stopEgress := sb.serveEgress(p.job.Egress)
-	frames := sb.readResult()
+	sb.logs.observe(p.job.Observer.logSink())
+	frames := sb.readResult(p.job.Observer)
 	start := time.Now()
 	go func() {
 		_, _ = sb.jobW.Write(msg) // fails only when the sandbox died
@@ -83,11 +84,11 @@ func (sb *sandbox) run(ctx context.Context, closing <-chan struct{}, p *plan, cf
 
 // readResult reads the runtime's one result frame in the background; it
 // delivers nil on EOF or garbage.
-func (sb *sandbox) readResult() <-chan *resultFrame {
+func (sb *sandbox) readResult(o *Observer) <-chan *resultFrame {
 	frames := make(chan *resultFrame, 1)
 	go func() {
 		f := new(resultFrame)
-		if readResultFrame(sb.result, f) != nil {
+		if readResultFrame(sb.result, f, o.progress) != nil {
 			f = nil
 		}
 		frames <- f

@@ -244,9 +244,11 @@ func (r *Runner) Run(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return failed(ErrTypeSandbox, err.Error()), nil
 	}
-	if err := r.acquire(ctx); err != nil {
+	queued := time.Now()
+	if err := r.acquire(ctx, job.Observer); err != nil {
 		return nil, err
 	}
+	job.Observer.started(time.Since(queued))
 	res, err := r.runAcquired(ctx, p)
 	r.log.Debug().Str("run_id", job.RunID).Err(err).Func(func(e *zerolog.Event) {
 		if res != nil {
@@ -304,10 +306,11 @@ func (r *Runner) isClosing() bool {
 }
 
 // acquire takes a worker, waiting in the queue when all are busy.
-func (r *Runner) acquire(ctx context.Context) error {
+func (r *Runner) acquire(ctx context.Context, o *Observer) error {
 	select {
 	case r.sem <- struct{}{}:
 		r.running.Add(1)
+		o.admitted()
 		return nil
 	default:
 	}
@@ -315,6 +318,7 @@ func (r *Runner) acquire(ctx context.Context) error {
 		r.queued.Add(-1)
 		return ErrOverloaded
 	}
+	o.admitted()
 	defer r.queued.Add(-1)
 	select {
 	case r.sem <- struct{}{}:

@@ -51,6 +51,10 @@ type Config struct {
 	// gating (the client side, and the default: the application names its
 	// method, as dispatch.ConfigureSession does).
 	InitMethod string
+	// OnNotification receives the application notifications the peer
+	// sends (a client's run_event stream). It runs on the read loop, so it
+	// must not block; params are the caller's to keep. nil ignores them.
+	OnNotification func(c *Conn, method string, params []byte)
 	// TooLargeHint ends the details of a RESPONSE_TOO_LARGE answer: the
 	// application says there how to ask for less.
 	TooLargeHint string

@@ -510,6 +510,10 @@ func (c *Conn) onNotification(m *transport.Message) *transport.Error {
 		logParams(c.Log(zerolog.InfoLevel).Str("method", name), m.Params).Msg("peer info")
 	default:
 		name = "other"
+		if f := c.cfg.OnNotification; f != nil {
+			f(c, string(m.Method), bytes.Clone(m.Params))
+			break
+		}
 		c.Log(zerolog.DebugLevel).Bytes("method", m.Method).Msg("notification ignored")
 	}
 	c.cfg.Metrics.Notifications.WithLabelValues(name).Inc()

@@ -58,6 +58,7 @@ const (
 	StringNotFound            = "NOT_FOUND"
 	StringMethodNotAllowed    = "METHOD_NOT_ALLOWED"
 	StringStorageFull         = "STORAGE_FULL"
+	StringRunNotFound         = "RUN_NOT_FOUND"
 )
 
 // Execution-level error types (a failed run's error.type). The gateway
@@ -67,6 +68,9 @@ const (
 	StringMemoryLimitExceeded = "MEMORY_LIMIT_EXCEEDED"
 	StringOutputTooLarge      = "OUTPUT_TOO_LARGE"
 	StringSandboxError        = "SANDBOX_ERROR"
+	// StringInterrupted: the gateway stopped while the run was in
+	// progress (a run stopped by cancel_run is StringCanceled).
+	StringInterrupted = "INTERRUPTED"
 )
 
 // StringCodeFor maps a numeric code to its string code as the transport

@@ -82,6 +82,12 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Stop waiting when aborted; the promise rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Receives the run_event notifications of the call's run, in order and
+   * before the result: execute_skill and run_code with `stream: true`, and
+   * watch_run. Called on the connection's reader: it must not block.
+   */
+  onEvent?: (event: RunEvent) => void;
 }
 
 // ---------------------------------------------------------------- wire shapes
@@ -206,6 +212,10 @@ export interface ExecuteSkillParams {
   args?: Record<string, unknown>;
   input_blobs?: string[];
   timeout_ms?: number;
+  /** Send the run's events to CallOptions.onEvent, then the result. */
+  stream?: boolean;
+  /** Answer {run_id, status: "running"} at once; the run goes on after a disconnect. */
+  async?: boolean;
 }
 
 export interface RunCodeParams {
@@ -220,6 +230,59 @@ export interface RunCodeParams {
   input_blobs?: string[];
   timeout_ms?: number;
   limits?: { timeout_ms?: number };
+  stream?: boolean;
+  async?: boolean;
+}
+
+/** A run_event's params; `type` says which of the optional members it has. */
+export interface RunEvent {
+  run_id: string;
+  /** The id of the call that started the run (absent for an async run). */
+  request_id?: string;
+  /** 1, 2, 3… per run, no holes; a gap event carries to_seq. */
+  seq: number;
+  type: 'started' | 'log' | 'progress' | 'blob' | 'gap' | 'finished' | string;
+  what?: string;
+  queued_ms?: number;
+  stream?: string;
+  text?: string;
+  progress?: number;
+  total?: number | null;
+  message?: string | null;
+  blob_id?: string;
+  kind?: string;
+  size_bytes?: number;
+  from_seq?: number;
+  to_seq?: number;
+  status?: string;
+}
+
+export interface GetRunParams {
+  run_id: string;
+  /** Wait up to this long (0-60000 ms) for the run to finish. */
+  wait_ms?: number;
+}
+
+export interface WatchRunParams {
+  run_id: string;
+  /** Replay the retained events after this seq (default 0: all). */
+  after_seq?: number;
+}
+
+export interface ListRunsParams {
+  status?: 'running' | 'finished';
+  limit?: number;
+  cursor?: string;
+}
+
+export interface RunRef {
+  run_id: string;
+  status: string;
+}
+
+export interface ListRunsResult {
+  runs: { run_id: string; status: string; what: string; started_at: string; duration_ms: number }[];
+  next_cursor: string | null;
 }
 
 /** The run object of execute_skill and run_code; a failed run is a result, not an error. */
@@ -230,6 +293,8 @@ export interface RunResult {
   output?: unknown;
   output_blobs: string[];
   logs_preview: string;
+  /** The full logs as a text/plain blob, when longer than logs_preview. */
+  logs_blob?: string;
   error?: { type: string; message: string };
   retry?: { suggested_delay_ms: number; max_attempts: number };
   duration_ms: number;
@@ -314,6 +379,10 @@ export class Client extends EventEmitter {
   readSkillFile(params: ReadSkillFileParams, options?: CallOptions): Promise<SkillFile>;
   executeSkill(params: ExecuteSkillParams, options?: CallOptions): Promise<RunResult>;
   runCode(params: RunCodeParams, options?: CallOptions): Promise<RunResult>;
+  getRun(params: GetRunParams, options?: CallOptions): Promise<RunResult>;
+  watchRun(params: WatchRunParams, options: CallOptions & { onEvent: (event: RunEvent) => void }): Promise<RunResult>;
+  cancelRun(params: { run_id: string }, options?: CallOptions): Promise<RunRef>;
+  listRuns(params?: ListRunsParams, options?: CallOptions): Promise<ListRunsResult>;
   createBlob(params: CreateBlobParams, options?: CallOptions): Promise<CreateBlobResult>;
   readBlob(params: ReadBlobParams, options?: CallOptions): Promise<ReadBlobResult>;
   loadSkillsProtocolGuide(options?: CallOptions): Promise<GuideResult>;

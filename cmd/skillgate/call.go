@@ -27,6 +27,7 @@ type callOptions struct {
 	keyFile  string
 	token    string
 	timeout  time.Duration
+	stream   bool
 }
 
 func newCallCommand() *cobra.Command {
@@ -46,7 +47,14 @@ func newCallCommand() *cobra.Command {
 			return runCall(cmd, o, args[0], params)
 		},
 	}
-	f := cmd.Flags()
+	o.addFlags(cmd)
+	cmd.Flags().BoolVar(&o.stream, "stream", false, "for execute_skill and run_code: print the run's events to stderr as they come; Ctrl-C cancels the run")
+	return cmd
+}
+
+// addFlags adds the connection flags shared by call and runs.
+func (o *callOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7400", "server address")
 	f.BoolVar(&o.useTLS, "tls", false, "connect with TLS")
 	f.StringVar(&o.caFile, "tls-ca", "", "PEM CA bundle to verify the server (default: system roots)")
@@ -54,46 +62,65 @@ func newCallCommand() *cobra.Command {
 	f.StringVar(&o.keyFile, "tls-key", "", "PEM client key for mutual TLS")
 	f.StringVar(&o.token, "token", os.Getenv("SKILLGATE_TOKEN"), "bearer token sent in Initialize (default $SKILLGATE_TOKEN)")
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up after this long")
-	return cmd
 }
 
 func runCall(cmd *cobra.Command, o *callOptions, method string, params json.RawMessage) error {
 	if !json.Valid(params) || !bytes.HasPrefix(bytes.TrimSpace(params), []byte("{")) {
 		return fmt.Errorf("PARAMS_JSON must be a JSON object, got %q", params)
 	}
+	if o.stream {
+		return runStreamed(cmd, o, method, params)
+	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	tc, err := o.tlsConfig()
+	conn, err := o.connect(cmd, ctx, session.ClientConfig(), method != dispatch.MethodInitialize)
 	if err != nil {
 		return err
 	}
-	conn, err := session.Dial(ctx, o.addr, tc, session.ClientConfig(), nil)
-	if err != nil {
-		return fmt.Errorf("connect %s: %w", o.addr, err)
-	}
 	defer conn.Close()
-	if method != dispatch.MethodInitialize {
-		init := map[string]any{
-			"protocol_version": dispatch.ProtocolVersion,
-			"client":           map[string]string{"name": "skillgate-call", "version": buildVersion()},
-		}
-		if o.token != "" {
-			init["token"] = o.token
-		}
-		if _, err := conn.Call(ctx, dispatch.MethodInitialize, init); err != nil {
-			return printCallError(cmd, "Initialize", err)
-		}
-	}
 	res, err := conn.Call(ctx, method, params)
 	if err != nil {
 		return printCallError(cmd, method, err)
 	}
+	return printResult(cmd, res)
+}
+
+// connect dials the gateway and, when initialize is set, sends Initialize
+// with the token.
+func (o *callOptions) connect(cmd *cobra.Command, ctx context.Context, cfg session.Config, initialize bool) (*session.Conn, error) {
+	tc, err := o.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := session.Dial(ctx, o.addr, tc, cfg, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", o.addr, err)
+	}
+	if !initialize {
+		return conn, nil
+	}
+	init := map[string]any{
+		"protocol_version": dispatch.ProtocolVersion,
+		"client":           map[string]string{"name": "skillgate-call", "version": buildVersion()},
+	}
+	if o.token != "" {
+		init["token"] = o.token
+	}
+	if _, err := conn.Call(ctx, dispatch.MethodInitialize, init); err != nil {
+		_ = conn.Close()
+		return nil, printCallError(cmd, "Initialize", err)
+	}
+	return conn, nil
+}
+
+// printResult prints a result as indented JSON on stdout.
+func printResult(cmd *cobra.Command, res json.RawMessage) error {
 	var out bytes.Buffer
 	if err := json.Indent(&out, res, "", "  "); err != nil {
 		return err
 	}
 	out.WriteByte('\n')
-	_, err = cmd.OutOrStdout().Write(out.Bytes())
+	_, err := cmd.OutOrStdout().Write(out.Bytes())
 	return err
 }
 

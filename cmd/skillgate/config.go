@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/mcpfront"
+	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
@@ -40,6 +41,7 @@ type serveConfig struct {
 	MaxBlobSize       int64
 	MaxBlobStoreBytes int64
 	BlobTTL           time.Duration
+	RunRetention      time.Duration
 	Python            string
 	SandboxMode       string
 	SandboxWorkers    int
@@ -93,6 +95,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.HTTPTLSClientCA, "http-tls-client-ca", "", "PEM CA bundle; when set, HTTPS clients must present a certificate it signed")
 	fs.BoolVar(&c.MCP, "mcp", true, "serve the MCP front door (Streamable HTTP) at /mcp on --http-listen")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:9400", "address of /metrics, /healthz and /readyz (empty: off)")
+	fs.DurationVar(&c.RunRetention, "run-retention", runs.DefaultRetention, "how long a finished run stays readable with get_run, watch_run and list_runs (kept under --data-dir/runs when set)")
 	fs.DurationVar(&c.KeepaliveInterval, "keepalive-interval", d.KeepaliveInterval, "send a _Keepalive after this long without traffic")
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
 	fs.DurationVar(&c.FrameTimeout, "frame-timeout", d.FrameTimeout, "abort when a frame that has begun does not complete within this")
@@ -242,6 +245,9 @@ func (c *serveConfig) validateLocal() error {
 	}
 	if c.MaxBlobStoreBytes < 0 {
 		errs = append(errs, errors.New("--max-blob-store-bytes must not be negative (0 means no limit)"))
+	}
+	if c.RunRetention <= 0 {
+		errs = append(errs, errors.New("--run-retention must be positive"))
 	}
 	if c.BlobTTL < 0 {
 		errs = append(errs, errors.New("--blob-ttl must not be negative"))

@@ -105,6 +105,11 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		g.close()
 		return nil, err
 	}
+	runRecords, err := openRuns(cfg, log)
+	if err != nil {
+		g.close()
+		return nil, err
+	}
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
 	g.health.SetDetails(sandboxDetails(g.runner, unavailable))
@@ -135,6 +140,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Authn:   authn,
 		Runner:  runnerOrNil(g.runner),
 		Egress:  eg,
+		Runs:    runRecords,
 
 		RunnerUnavailable: unavailable,
 	})

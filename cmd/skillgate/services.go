@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skills"
 )
@@ -43,6 +45,24 @@ func reloadSkills(reg *skills.Registry, log zerolog.Logger, m *metrics.Metrics) 
 		m.SkillReloads.WithLabelValues("error").Inc()
 		log.Error().Err(err).Msg("skill reload failed; the previous skills stay served")
 	}
+}
+
+// openRuns opens the run registry: records under --data-dir/runs, or
+// memory.
+func openRuns(cfg *serveConfig, log zerolog.Logger) (*runs.Registry, error) {
+	rc := runs.Config{Retention: cfg.RunRetention, Logger: log.With().Str("component", "runs").Logger()}
+	if cfg.DataDir != "" {
+		st, err := runs.NewFileStore(filepath.Join(cfg.DataDir, "runs"))
+		if err != nil {
+			return nil, fmt.Errorf("--data-dir: %w", err)
+		}
+		rc.Store = st
+	}
+	reg, err := runs.Open(context.Background(), rc)
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir: %w", err)
+	}
+	return reg, nil
 }
 
 // openBlobs opens the blob store: files under --data-dir, or memory.

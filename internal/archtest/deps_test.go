@@ -15,7 +15,7 @@ const module = "github.com/skillgate/skillgate"
 // allowed lists, for every package of the module on its own, the project
 // packages its non-test code may import. Dependencies point one way:
 // transport <- session <- dispatch -> skills; sandbox, metrics and
-// dispatch/auth are leaves the others receive by injection; internal/pyname
+// dispatch/auth and runs are leaves the others receive by injection; internal/pyname
 // holds the Python naming facts that skills, dispatch and sandbox all check,
 // so that none of them needs another for it. A package missing here fails
 // the test: a new package states its place in the graph when it is added.
@@ -26,14 +26,15 @@ var allowed = map[string][]string{
 	"internal/testpki":    {},
 	"internal/archtest":   {},
 	"dispatch/auth":       {"egress"},
+	"runs":                {},
 	"sandbox":             {"internal/pyname"},
 	"egress":              {"metrics"},
 	"skills":              {"internal/pyname", "egress"},
 	"session":             {"transport", "metrics"},
-	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname", "egress"},
+	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs"},
 	"mcpfront":            {"transport", "skills", "dispatch", "dispatch/auth"},
 	"deploy":              {},
-	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth", "mcpfront", "egress"},
+	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth", "mcpfront", "egress", "runs"},
 	"cmd/skillgate-bench": {"transport", "session", "internal/testpki"},
 }
 

@@ -40,6 +40,9 @@ export class Client extends EventEmitter {
     super();
     checkOptions(options);
     this.options = options;
+    /** run_event listeners: a streamed call's by request id, a watch's by run id. */
+    this.byRequest = new Map();
+    this.byRun = new Map();
     this.reconnectPolicy = reconnectPolicy(options.reconnect);
     /** @type {'new' | 'connecting' | 'ready' | 'reconnecting' | 'closed'} */
     this.state = 'new';
@@ -89,7 +92,22 @@ export class Client extends EventEmitter {
     const pipelined = this.options.pipeline && this.state === 'connecting' && this.conn !== null;
     if (this.state !== 'ready' && !pipelined) await this.whenReady();
     if (!this.conn) throw this.closeError ?? new ConnectionClosedError('connection closed');
-    return this.conn.request(method, params, callOptions);
+    const { onEvent, ...rest } = callOptions;
+    if (onEvent === undefined) return this.conn.request(method, params, rest);
+    if (typeof onEvent !== 'function') throw new TypeError(`call ${method}: onEvent must be a function`);
+    // A watch names its run; a streamed call's events carry its request id.
+    const runId = method === 'watch_run' ? params.run_id : undefined;
+    let requestId;
+    if (runId !== undefined) this.byRun.set(runId, onEvent);
+    try {
+      return await this.conn.request(method, params, {
+        ...rest,
+        onId: (id) => { requestId = id; this.byRequest.set(id, onEvent); },
+      });
+    } finally {
+      if (requestId !== undefined) this.byRequest.delete(requestId);
+      if (runId !== undefined && this.byRun.get(runId) === onEvent) this.byRun.delete(runId);
+    }
   }
 
   /**
@@ -123,6 +141,23 @@ export class Client extends EventEmitter {
 
   /** @param {import('../index.js').RunCodeParams} params @param {CallOptions} [o] */
   runCode(params, o) { return this.call('run_code', { language: 'python', ...params }, o); }
+
+  // ---- live runs (pass onEvent in the call options to stream) ----
+
+  /** @param {import('../index.js').GetRunParams} params @param {CallOptions} [o] */
+  getRun(params, o) { return this.call('get_run', params, o); }
+
+  /** @param {import('../index.js').WatchRunParams} params @param {CallOptions} o */
+  watchRun(params, o) {
+    if (typeof o?.onEvent !== 'function') throw new TypeError('watchRun: options.onEvent must be a function');
+    return this.call('watch_run', params, o);
+  }
+
+  /** @param {{run_id: string}} params @param {CallOptions} [o] */
+  cancelRun(params, o) { return this.call('cancel_run', params, o); }
+
+  /** @param {import('../index.js').ListRunsParams} [params] @param {CallOptions} [o] */
+  listRuns(params = {}, o) { return this.call('list_runs', params, o); }
 
   /**
    * Binary content (a Uint8Array) is sent base64-encoded.
@@ -260,6 +295,13 @@ export class Client extends EventEmitter {
    * @param {any} params
    */
   onNotification(method, params) {
+    if (method === 'run_event') {
+      const listener = this.byRun.get(params?.run_id) ?? this.byRequest.get(params?.request_id);
+      if (listener !== undefined) {
+        listener(params);
+        return;
+      }
+    }
     if (method === '_Info') {
       this.emit('info', params);
     } else if (method === '_Error') {

@@ -116,16 +116,17 @@ export class Connection {
    * Sends a request and resolves with its result object.
    * @param {string} method
    * @param {Record<string, any>} params
-   * @param {{signal?: AbortSignal, timeoutMs?: number}} [callOptions]
+   * @param {{signal?: AbortSignal, timeoutMs?: number, onId?: (id: string) => void}} [callOptions]
    * @returns {Promise<Record<string, any>>}
    */
   request(method, params, callOptions = {}) {
     if (this.finished) {
       return Promise.reject(this.closedError());
     }
-    const { signal, timeoutMs } = callOptions;
+    const { signal, timeoutMs, onId } = callOptions;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const id = `${this.idPrefix}-${++this.nextId}`;
+    onId?.(id);
     let frame;
     try {
       frame = encodeFrame({ jsonrpc: '2.0', method, params, id }, this.outgoingLimit);

@@ -14,8 +14,8 @@ from . import _wire
 from ._version import __version__
 from .connection import Connection, ConnectionOptions, ErrorCallback, NotificationCallback
 from .errors import ConnectionClosedError, RpcError
-from .methods import SkillsMethods
-from .types import InitializeResult
+from .methods import EventCallback, SkillsMethods
+from .types import InitializeResult, RunEvent
 
 __all__ = ["Client", "Reconnect", "PROTOCOL_VERSION"]
 
@@ -118,9 +118,14 @@ class Client(SkillsMethods):
             keepalive_timeout=keepalive_timeout,
             on_error=on_error,
             on_info=on_info,
-            on_notification=on_notification,
+            on_notification=self._notified,
             logger=logger,
         )
+        self._on_notification = on_notification
+        # Listeners of run_event: a streamed call's by its request id, a
+        # watch_run's by run id. Called on the read loop.
+        self._by_request: dict[str, EventCallback] = {}
+        self._by_run: dict[str, EventCallback] = {}
         self._log = logger or logging.getLogger("skillgate")
         self._conn: Connection | None = None
         self._session: InitializeResult | None = None
@@ -216,6 +221,52 @@ class Client(SkillsMethods):
         request = conn.request(method, dict(params))
         result = await (asyncio.wait_for(request, timeout) if timeout is not None else request)
         return dict(result)
+
+    async def call_streaming(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        on_event: EventCallback,
+        *,
+        run_id: str | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Call a method that streams a run's ``run_event`` notifications
+        (``execute_skill``/``run_code`` with ``stream``, ``watch_run`` with
+        ``run_id``). ``on_event`` gets each event's params, in order and
+        before the result; it runs on the connection's reader, so it must
+        not block. Events of a run streamed twice on one connection (a
+        stream and a watch of it) may go to either listener.
+        """
+        conn = await self._usable_conn()
+        keys: list[str] = []
+
+        def listen(request_id: str) -> None:
+            keys.append(request_id)
+            self._by_request[request_id] = on_event
+
+        if run_id is not None:
+            self._by_run[run_id] = on_event
+        try:
+            request = conn.request(method, dict(params), on_id=None if run_id is not None else listen)
+            result = await (asyncio.wait_for(request, timeout) if timeout is not None else request)
+        finally:
+            for k in keys:
+                self._by_request.pop(k, None)
+            if run_id is not None and self._by_run.get(run_id) is on_event:
+                del self._by_run[run_id]
+        return dict(result)
+
+    def _notified(self, method: str, params: Mapping[str, Any]) -> None:
+        if method == "run_event":
+            cb = self._by_run.get(params.get("run_id", "")) or self._by_request.get(params.get("request_id", ""))
+            if cb is not None:
+                cb(cast(RunEvent, dict(params)))
+                return
+        if self._on_notification is not None:
+            self._on_notification(method, params)
+        else:
+            self._log.debug("skillgate: %s %s", method, dict(params))
 
     async def ping(self, *, timeout: float | None = None) -> float:
         """Send a ``_Keepalive`` and return the round trip in seconds."""

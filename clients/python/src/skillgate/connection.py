@@ -110,16 +110,21 @@ class Connection:
         if receive is not None:
             self._opts.receive_limit = receive
 
-    async def request(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    async def request(
+        self, method: str, params: Mapping[str, Any], *, on_id: Callable[[str], None] | None = None
+    ) -> Mapping[str, Any]:
         """Send a request and wait for its result.
 
-        Raises :class:`RpcError` for an error response,
+        ``on_id`` is called with the request's id before it is sent (a
+        streamed run's events carry it as ``request_id``). Raises :class:`RpcError` for an error response,
         :class:`ConnectionClosedError` when the connection ends first and
         :class:`FrameTooLargeError` (nothing sent) for an over-size request.
         """
         if self._error is not None:
             raise self._error
         msg_id = f"{self._opts.id_prefix}-{next(self._ids)}"
+        if on_id is not None:
+            on_id(msg_id)
         frame = _wire.encode_frame(
             _wire.encode_message({"jsonrpc": "2.0", "method": method, "params": params, "id": msg_id}),
             self._opts.send_limit,

@@ -1,4 +1,4 @@
-"""Typed helpers for the eight Skills Protocol methods.
+"""Typed helpers for the Skills Protocol methods and the run methods.
 
 Each helper builds the params object (leaving out arguments that are None so
 the gateway applies its defaults) and calls :meth:`SkillsMethods.call`.
@@ -7,19 +7,25 @@ the gateway applies its defaults) and calls :meth:`SkillsMethods.call`.
 from __future__ import annotations
 
 import base64
-from typing import Any, Mapping, Sequence, cast
+from typing import Any, Callable, Mapping, Sequence, cast
 
 from .types import (
     BlobContent,
     BlobInfo,
     DescribeSkillResult,
     GuideResult,
+    ListRunsResult,
     ListSkillsResult,
+    RunEvent,
+    RunRef,
     RunResult,
     SkillFile,
 )
 
 __all__ = ["SkillsMethods"]
+
+
+EventCallback = Callable[[RunEvent], None]
 
 
 def _params(**kwargs: Any) -> dict[str, Any]:
@@ -44,6 +50,37 @@ class SkillsMethods:
     ) -> dict[str, Any]:
         """Call any method; see :meth:`skillgate.Client.call`."""
         raise NotImplementedError
+
+    async def call_streaming(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        on_event: EventCallback,
+        *,
+        run_id: str | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Call a method whose run sends ``run_event`` notifications; see
+        :meth:`skillgate.Client.call_streaming`."""
+        raise NotImplementedError
+
+    async def _run(
+        self,
+        method: str,
+        params: dict[str, Any],
+        on_event: EventCallback | None,
+        background: bool,
+        timeout: float | None,
+    ) -> Any:
+        if on_event is not None and background:
+            raise ValueError("on_event (a streamed run) and background (an async run) exclude each other")
+        if background:
+            params["async"] = True
+            return await self.call(method, params, timeout=timeout)
+        if on_event is not None:
+            params["stream"] = True
+            return await self.call_streaming(method, params, on_event, timeout=timeout)
+        return await self.call(method, params, timeout=timeout)
 
     async def list_skills(
         self,
@@ -92,12 +129,19 @@ class SkillsMethods:
         version: str | None = None,
         input_blobs: Sequence[str] | None = None,
         timeout_ms: int | None = None,
+        on_event: EventCallback | None = None,
+        background: bool = False,
         timeout: float | None = None,
     ) -> RunResult:
         """Run an action skill's entrypoint with ``args``.
 
         A failing run is a result with ``status == "failed"``, not an
         exception; :class:`RpcError` is for calls the gateway refuses.
+        With ``on_event`` the run is streamed: ``on_event`` receives each
+        ``run_event``'s params before the result comes. With ``background``
+        the answer is ``{"run_id", "status": "running"}`` at once (a
+        :class:`RunRef`); follow the run with :meth:`watch_run` or
+        :meth:`get_run`.
         """
         params = _params(
             name=name,
@@ -106,7 +150,7 @@ class SkillsMethods:
             input_blobs=_strings("input_blobs", input_blobs),
             timeout_ms=timeout_ms,
         )
-        return cast(RunResult, await self.call("execute_skill", params, timeout=timeout))
+        return cast(RunResult, await self._run("execute_skill", params, on_event, background, timeout))
 
     async def run_code(
         self,
@@ -118,12 +162,15 @@ class SkillsMethods:
         mount_skills: Sequence[str] | None = None,
         input_blobs: Sequence[str] | None = None,
         timeout_ms: int | None = None,
+        on_event: EventCallback | None = None,
+        background: bool = False,
         timeout: float | None = None,
     ) -> RunResult:
         """Run Python source in the sandbox: ``entrypoint`` (default ``main``) gets ``args``.
 
         ``mount_skills`` names skills (``"name"`` or ``"name@version"``) the
-        code may import as ``skills.<name>``.
+        code may import as ``skills.<name>``. ``on_event`` and
+        ``background`` are as for :meth:`execute_skill`.
         """
         params = _params(
             language=language,
@@ -134,7 +181,38 @@ class SkillsMethods:
             input_blobs=_strings("input_blobs", input_blobs),
             timeout_ms=timeout_ms,
         )
-        return cast(RunResult, await self.call("run_code", params, timeout=timeout))
+        return cast(RunResult, await self._run("run_code", params, on_event, background, timeout))
+
+    async def get_run(self, run_id: str, *, wait_ms: int | None = None, timeout: float | None = None) -> RunResult:
+        """A run: its status and progress while it runs, its run object once
+        finished. ``wait_ms`` (at most 60000) waits for it to finish."""
+        return cast(RunResult, await self.call("get_run", _params(run_id=run_id, wait_ms=wait_ms), timeout=timeout))
+
+    async def watch_run(
+        self, run_id: str, on_event: EventCallback, *, after_seq: int = 0, timeout: float | None = None
+    ) -> RunResult:
+        """Replay a run's events after ``after_seq`` to ``on_event``, follow
+        it until it finishes and return its run object: how a client that
+        lost its connection resumes a stream."""
+        params = _params(run_id=run_id, after_seq=after_seq)
+        return cast(RunResult, await self.call_streaming("watch_run", params, on_event, run_id=run_id, timeout=timeout))
+
+    async def cancel_run(self, run_id: str, *, timeout: float | None = None) -> RunRef:
+        """Stop a run (it finishes ``failed`` with ``CANCELLED``); a finished
+        run answers its final status."""
+        return cast(RunRef, await self.call("cancel_run", {"run_id": run_id}, timeout=timeout))
+
+    async def list_runs(
+        self,
+        *,
+        status: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+    ) -> ListRunsResult:
+        """List your runs, newest first (``status``: ``"running"`` or ``"finished"``)."""
+        params = _params(status=status, limit=limit, cursor=cursor)
+        return cast(ListRunsResult, await self.call("list_runs", params, timeout=timeout))
 
     async def create_blob(
         self,

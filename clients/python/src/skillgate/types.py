@@ -22,6 +22,10 @@ __all__ = [
     "BlobInfo",
     "BlobContent",
     "GuideResult",
+    "RunRef",
+    "RunSummary",
+    "ListRunsResult",
+    "RunEvent",
 ]
 
 
@@ -122,6 +126,7 @@ class RunResult(_RunResultBase, total=False):
     output: Any
     error: RunError
     retry: RetryHint
+    logs_blob: str
 
 
 class BlobInfo(TypedDict):
@@ -148,3 +153,55 @@ class GuideResult(TypedDict):
     """The Skills Protocol guide."""
 
     content: str
+
+
+class RunRef(TypedDict):
+    """A run's id and status: an async start's answer, cancel_run's."""
+
+    run_id: str
+    status: str
+
+
+class RunSummary(TypedDict):
+    """One entry of list_runs."""
+
+    run_id: str
+    status: str
+    what: str
+    started_at: str
+    duration_ms: int
+
+
+class ListRunsResult(TypedDict):
+    """list_runs' page; ``next_cursor`` is None on the last one."""
+
+    runs: list[RunSummary]
+    next_cursor: str | None
+
+
+class _RunEventBase(TypedDict):
+    run_id: str
+    seq: int
+    type: str
+
+
+class RunEvent(_RunEventBase, total=False):
+    """A run_event's params: ``type`` says which other members it has
+    (started: what, queued_ms; log: stream, text; progress: progress,
+    total, message; blob: blob_id, kind, size_bytes; gap: from_seq, to_seq;
+    finished: status)."""
+
+    request_id: str
+    what: str
+    queued_ms: int
+    stream: str
+    text: str
+    progress: float
+    total: float | None
+    message: str | None
+    blob_id: str
+    kind: str
+    size_bytes: int
+    from_seq: int
+    to_seq: int
+    status: str

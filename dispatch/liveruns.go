@@ -1,0 +1,249 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/runs"
+	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/skills"
+	"github.com/skillgate/skillgate/transport"
+)
+
+// MethodRunEvent is the notification that carries a run's events.
+const MethodRunEvent = "run_event"
+
+// runMode says how an execution call runs.
+type runMode uint8
+
+const (
+	modePlain  runMode = iota // the response when the run ends
+	modeStream                // run_event notifications, then the response
+	modeAsync                 // the response at once; the run goes on
+)
+
+// readRunMode reads the stream and async flags; both at once is an error.
+func readRunMode(p *params) runMode {
+	stream, async := p.Bool("stream"), p.Bool("async")
+	switch {
+	case stream && async:
+		p.fail("async", "cannot be combined with stream: start the run with async, then follow it with watch_run")
+	case stream:
+		return modeStream
+	case async:
+		return modeAsync
+	}
+	return modePlain
+}
+
+// noStreamReason explains why a call cannot receive run_event.
+func noStreamReason(call *Call) string {
+	if call.Front == metrics.FrontHTTP {
+		return "needs a response streamed as server-sent events: send the request alone (not in a batch, " +
+			"with an id) and with the header Accept: text/event-stream"
+	}
+	return "cannot be delivered on this connection"
+}
+
+// errCanceledRun is the run error of a run stopped by cancel_run or by
+// its caller's disconnect.
+var errCanceledRun = &sandbox.RunError{Type: transport.StringCanceled, Message: "the run was cancelled; every process of it was killed"}
+
+// startRun registers a run whose context ends with ctx or cancel_run.
+func (d *Dispatcher) startRun(ctx context.Context, call *Call, req *runRequest, id, requestID string) (*runs.Run, context.Context) {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	return d.opts.Runs.Start(id, blobOwner(call), req.what, requestID, cancel), runCtx
+}
+
+// observe feeds a run's record from the sandbox while it runs.
+func observe(run *runs.Run, admitted func()) *sandbox.Observer {
+	return &sandbox.Observer{
+		Admitted: admitted,
+		Started:  run.Started,
+		Log:      run.Log,
+		Progress: func(p sandbox.Progress) {
+			if raw, err := json.Marshal(p); err == nil {
+				run.Progress(raw)
+			}
+		},
+	}
+}
+
+// streamRun runs the job while a follower sends its events to the caller;
+// the response goes out only after the finished event.
+func (d *Dispatcher) streamRun(ctx, runCtx context.Context, call *Call, run *runs.Run, req *runRequest, job sandbox.Job) (any, error) {
+	followed := make(chan error, 1)
+	requestID := call.RequestID()
+	fctx, stop := context.WithCancel(ctx)
+	drained := false
+	defer func() {
+		// On a panic the run may never finish: the follower must not
+		// outlive the call, whose Call is recycled.
+		stop()
+		if !drained {
+			<-followed
+		}
+	}()
+	go func() {
+		followed <- run.FollowCompacting(fctx, 0, call.Backlogged, func(ev runs.Event) error {
+			return call.Notify(fctx, MethodRunEvent, eventParams(run.ID(), requestID, ev))
+		})
+	}()
+	out, err := d.completeRun(runCtx, call, run, req, job, nil)
+	ferr := <-followed
+	drained = true
+	if ferr != nil && err == nil {
+		// The caller is gone or the stream broke: the response cannot
+		// follow the events it would come after.
+		return nil, ferr
+	}
+	return out, err
+}
+
+// startAsync starts the run in the background and answers once the
+// sandbox queue has taken it; a full queue refuses the call at once.
+// release frees the caller's concurrent-run slot when the run ends.
+func (d *Dispatcher) startAsync(ctx context.Context, call *Call, req *runRequest, job sandbox.Job, release func()) (any, error) {
+	// The run outlives the call: it must not hold the recycled Call, nor
+	// end with the caller's connection.
+	bg := &Call{Method: call.Method, Front: call.Front, Conn: call.Conn, Remote: call.Remote, log: call.log, Identity: call.Identity}
+	run, runCtx := d.startRun(context.WithoutCancel(ctx), bg, req, job.RunID, "")
+	admitted := make(chan struct{})
+	var once sync.Once
+	ended := make(chan error, 1)
+	go func() {
+		defer release()
+		defer d.recoverRun(bg, run, req)
+		_, err := d.completeRun(runCtx, bg, run, req, job, func() { once.Do(func() { close(admitted) }) })
+		ended <- err
+	}()
+	select {
+	case <-admitted:
+	case err := <-ended:
+		if errors.Is(err, sandbox.ErrOverloaded) {
+			d.opts.Runs.Discard(run)
+			return nil, err
+		}
+	}
+	return map[string]string{"run_id": run.ID(), "status": runs.StatusRunning}, nil
+}
+
+// recoverRun keeps a panic in a background run from taking the gateway
+// down, as the dispatcher does for calls, and finishes the run.
+func (d *Dispatcher) recoverRun(call *Call, run *runs.Run, req *runRequest) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	d.opts.Metrics.Panics.Inc()
+	call.Log(zerolog.ErrorLevel).Str("run_id", run.ID()).Interface("panic", p).Bytes("stack", debug.Stack()).
+		Msg("background run panicked")
+	_, _ = d.runFailed(context.Background(), call, run, req, errors.New("internal error"))
+}
+
+// runFailed finishes a run that produced no run object of the sandbox's.
+// A run stopped by cancel_run answers its run object (failed,
+// CANCELLED); a full sandbox queue forgets the run; other errors finish
+// the record and stay the call's error.
+func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, req *runRequest, err error) (*RunResult, error) {
+	e := &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: err.Error()}
+	switch {
+	case errors.Is(err, sandbox.ErrOverloaded):
+		return nil, err // startAsync discards the run; a plain call just fails
+	case errors.Is(context.Cause(ctx), runs.ErrCanceled):
+		e, err = errCanceledRun, nil
+	case errors.Is(err, context.Canceled):
+		e = errCanceledRun
+	case errors.Is(err, sandbox.ErrClosed):
+		e = &sandbox.RunError{Type: transport.StringInterrupted, Message: "the gateway shut down while the run was in progress"}
+	case errors.Is(err, skills.ErrStorageFull):
+		e = &sandbox.RunError{Type: transport.StringStorageFull, Message: err.Error()}
+	}
+	out := &RunResult{Status: sandbox.StatusFailed, RunID: run.ID(), OutputBlobs: []string{},
+		Error: &RunErrorInfo{Type: e.Type, Message: e.Message}, LogsPreview: logsTail(run.FullLogs()),
+		DurationMS: time.Since(run.Record().StartedAt).Milliseconds()}
+	out.Summary, out.Retry = failureSummary(req.label, e, out.DurationMS)
+	if e.Type == transport.StringInterrupted {
+		out.Retry = &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
+	}
+	d.finishRun(run, out)
+	if err != nil {
+		return nil, err
+	}
+	d.recordRun(req.kind, out, 0)
+	return out, nil
+}
+
+// logsTail is the end of a run's logs that fits a logs_preview, for runs
+// that ended before the sandbox could report its own preview.
+func logsTail(logs []byte) string {
+	if len(logs) > sandbox.MaxLogsPreview {
+		logs = logs[len(logs)-sandbox.MaxLogsPreview:]
+	}
+	return strings.ToValidUTF8(string(logs), "")
+}
+
+func (d *Dispatcher) finishRun(run *runs.Run, out *RunResult) {
+	raw, err := json.Marshal(out)
+	if err != nil {
+		raw = []byte(`{}`) // RunResult always encodes
+	}
+	run.Finish(out.Status, raw)
+}
+
+// storeLogs keeps the full logs as a text/plain blob of the caller when
+// the preview does not hold them all.
+func (d *Dispatcher) storeLogs(ctx context.Context, call *Call, run *runs.Run, out *RunResult) {
+	logs := run.FullLogs()
+	if len(logs) <= len(out.LogsPreview) {
+		return
+	}
+	id := d.opts.Blobs.NewID()
+	if _, err := d.opts.Blobs.Put(ctx, id, blobPut(call, "text/plain"), bytes.NewReader(logs)); err != nil {
+		call.Log(zerolog.WarnLevel).Str("run_id", run.ID()).AnErr("cause", err).Msg("cannot store the run's full logs")
+		return
+	}
+	out.LogsBlob = id
+}
+
+// eventParams is the run_event notification of ev: run_id, request_id
+// (when the caller started the run), seq, type, then the type's fields.
+func eventParams(runID, requestID string, ev runs.Event) json.RawMessage {
+	b := make([]byte, 0, 96+len(ev.Data))
+	b = append(b, `{"run_id":`...)
+	b = transport.AppendString(b, runID)
+	if requestID != "" {
+		b = append(b, `,"request_id":`...)
+		b = transport.AppendString(b, requestID)
+	}
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, ev.Seq, 10)
+	b = append(b, `,"type":`...)
+	b = transport.AppendString(b, ev.Type)
+	if fields := bytes.TrimSpace(ev.Data); len(fields) > 2 {
+		b = append(b, ',')
+		b = append(b, fields[1:len(fields)-1]...)
+	}
+	return append(b, '}')
+}
+
+// Bounds of the run methods' parameters.
+const (
+	maxWaitMS        = 60_000
+	defaultListLimit = 20
+	maxListLimit     = 100
+	// cancelWait bounds how long cancel_run waits for the run to end
+	// before answering its status: the sandbox kills a run within
+	// moments, this is only a safety net.
+	cancelWait = 5 * time.Second
+)

@@ -1,0 +1,273 @@
+package runs
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Config configures a Registry. Zero fields take DefaultConfig's values.
+type Config struct {
+	// Store keeps records across restarts; nil keeps them in memory.
+	Store Store
+	// Retention is how long a finished run stays readable.
+	Retention time.Duration
+	// MaxEvents and MaxEventBytes bound the events retained per run: at
+	// least the last MaxEvents events or MaxEventBytes bytes of them.
+	MaxEvents     int
+	MaxEventBytes int
+	// MaxLogBytes bounds the full logs kept per run (logs_blob).
+	MaxLogBytes int
+	Logger      zerolog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Defaults. MaxEventBytes holds a run's whole log (1 MiB, the sandbox's
+// cap) with room for JSON escaping and the other events.
+const (
+	DefaultRetention     = time.Hour
+	DefaultMaxEvents     = 1000
+	DefaultMaxEventBytes = 2 << 20
+	DefaultMaxLogBytes   = 1 << 20
+)
+
+func (c *Config) withDefaults() {
+	if c.Store == nil {
+		c.Store = NewMemoryStore()
+	}
+	c.Retention = cmp.Or(c.Retention, DefaultRetention)
+	c.MaxEvents = cmp.Or(c.MaxEvents, DefaultMaxEvents)
+	c.MaxEventBytes = cmp.Or(c.MaxEventBytes, DefaultMaxEventBytes)
+	c.MaxLogBytes = cmp.Or(c.MaxLogBytes, DefaultMaxLogBytes)
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Registry holds the runs of a gateway. Safe for concurrent use.
+type Registry struct {
+	cfg Config
+
+	mu   sync.Mutex
+	runs map[string]*Run // guarded by mu; live and retained finished runs
+}
+
+// Open returns a registry holding the records of cfg.Store that are still
+// within retention. Records of runs that were in progress when the
+// previous process ended are finished as interrupted.
+func Open(ctx context.Context, cfg Config) (*Registry, error) {
+	cfg.withDefaults()
+	g := &Registry{cfg: cfg, runs: map[string]*Run{}}
+	recs, err := cfg.Store.LoadAll(ctx)
+	if err != nil {
+		g.cfg.Logger.Warn().Err(err).Msg("some run records could not be read")
+	}
+	if recs == nil && err != nil {
+		return nil, err
+	}
+	now := g.now()
+	for _, rec := range recs {
+		if rec.Status == StatusRunning {
+			interrupt(rec, now)
+			if err := cfg.Store.Save(ctx, rec); err != nil {
+				g.cfg.Logger.Warn().Err(err).Str("run_id", rec.ID).Msg("cannot save the interrupted run")
+			}
+		}
+		if now.Sub(rec.FinishedAt) > cfg.Retention {
+			_ = cfg.Store.Delete(ctx, rec.ID)
+			continue
+		}
+		g.runs[rec.ID] = loaded(g, rec)
+	}
+	return g, nil
+}
+
+func (g *Registry) now() time.Time { return g.cfg.Now() }
+
+// loaded makes a finished Run of a stored record.
+func loaded(g *Registry, rec *Record) *Run {
+	r := &Run{reg: g, rec: *rec, wake: make(chan struct{}), done: make(chan struct{})}
+	close(r.done)
+	r.logs.stopped = true
+	if n := len(rec.Events); n > 0 {
+		r.nextSeq = rec.Events[n-1].Seq
+	}
+	return r
+}
+
+// interrupt finishes the record of a run the gateway lost.
+func interrupt(rec *Record, now time.Time) {
+	msg := "the gateway stopped while the run was in progress; its result is unknown"
+	rec.Status, rec.FinishedAt = StatusFailed, now
+	rec.Result, _ = json.Marshal(map[string]any{
+		"status": StatusFailed, "run_id": rec.ID, "summary": rec.What + " was interrupted: " + msg + "; run it again.",
+		"output_blobs": []string{}, "logs_preview": "",
+		"error":       map[string]string{"type": "INTERRUPTED", "message": msg},
+		"retry":       map[string]int{"suggested_delay_ms": 1000, "max_attempts": 2},
+		"duration_ms": rec.durationMS(now),
+	})
+	var seq uint64
+	if n := len(rec.Events); n > 0 {
+		seq = rec.Events[n-1].Seq
+	}
+	raw, _ := json.Marshal(map[string]string{"status": StatusFailed})
+	rec.Events = append(rec.Events, Event{Seq: seq + 1, Type: EventFinished, Data: raw})
+}
+
+// NewID returns a fresh run id: "run_" and 16 hex digits.
+func NewID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + hex.EncodeToString(b[:])
+}
+
+// Start registers a running run. cancel, called by Run.Cancel with
+// ErrCanceled, should stop it; the run's record is saved at once, so that
+// a restart reports it as interrupted.
+func (g *Registry) Start(id, owner, what, requestID string, cancel context.CancelCauseFunc) *Run {
+	r := &Run{reg: g, cancel: cancel, wake: make(chan struct{}), done: make(chan struct{})}
+	r.rec = Record{ID: id, Owner: owner, What: what, RequestID: requestID, Status: StatusRunning, StartedAt: g.now()}
+	g.prune()
+	g.mu.Lock()
+	g.runs[id] = r
+	g.mu.Unlock()
+	g.save(r.Record())
+	return r
+}
+
+// Discard forgets a run that never began (the sandbox queue refused it).
+func (g *Registry) Discard(r *Run) {
+	g.mu.Lock()
+	delete(g.runs, r.rec.ID)
+	g.mu.Unlock()
+	if err := g.cfg.Store.Delete(context.Background(), r.rec.ID); err != nil {
+		g.cfg.Logger.Warn().Err(err).Str("run_id", r.rec.ID).Msg("cannot delete a run record")
+	}
+}
+
+func (g *Registry) finished(_ *Run, rec *Record) { g.save(rec) }
+
+func (g *Registry) save(rec *Record) {
+	if err := g.cfg.Store.Save(context.Background(), rec); err != nil {
+		g.cfg.Logger.Warn().Err(err).Str("run_id", rec.ID).Msg("cannot save a run record")
+	}
+}
+
+// Get returns owner's run id. Another identity's run is ErrNotFound, like
+// an unknown one.
+func (g *Registry) Get(owner, id string) (*Run, error) {
+	g.mu.Lock()
+	r := g.runs[id]
+	g.mu.Unlock()
+	if r == nil || r.rec.Owner != owner || g.expired(r) {
+		return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	return r, nil
+}
+
+func (g *Registry) expired(r *Run) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rec.Status != StatusRunning && g.now().Sub(r.rec.FinishedAt) > g.cfg.Retention
+}
+
+// prune forgets the finished runs past retention.
+func (g *Registry) prune() {
+	g.mu.Lock()
+	var gone []string
+	for id, r := range g.runs {
+		if g.expired(r) {
+			delete(g.runs, id)
+			gone = append(gone, id)
+		}
+	}
+	g.mu.Unlock()
+	for _, id := range gone {
+		if err := g.cfg.Store.Delete(context.Background(), id); err != nil {
+			g.cfg.Logger.Warn().Err(err).Str("run_id", id).Msg("cannot delete an expired run record")
+		}
+	}
+}
+
+// Summary is one entry of List.
+type Summary struct {
+	ID         string    `json:"run_id"`
+	Status     string    `json:"status"`
+	What       string    `json:"what"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS int64     `json:"duration_ms"`
+}
+
+// List returns owner's runs, newest first, filtered by status ("running",
+// "finished" or "" for all), at most limit of them, starting after cursor
+// (empty: from the newest). next is the cursor of the following page, or
+// empty at the end.
+func (g *Registry) List(owner, status string, limit int, cursor string) (page []Summary, next string, err error) {
+	after, err := parseCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	g.prune()
+	all := g.summaries(owner, status)
+	slices.SortFunc(all, newestFirst)
+	start := 0
+	if cursor != "" {
+		start, _ = slices.BinarySearchFunc(all, after, newestFirst)
+		if start < len(all) && all[start].ID == after.ID {
+			start++
+		}
+	}
+	page = all[start:min(len(all), start+limit)]
+	if start+limit < len(all) {
+		last := page[len(page)-1]
+		next = strconv.FormatInt(last.StartedAt.UnixNano(), 10) + "." + last.ID
+	}
+	return page, next, nil
+}
+
+func (g *Registry) summaries(owner, status string) []Summary {
+	now := g.now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []Summary
+	for _, r := range g.runs {
+		r.mu.Lock()
+		rec := &r.rec
+		running := rec.Status == StatusRunning
+		if rec.Owner == owner && (status == "" || (status == StatusRunning) == running) {
+			out = append(out, Summary{rec.ID, rec.Status, rec.What, rec.StartedAt, rec.durationMS(now)})
+		}
+		r.mu.Unlock()
+	}
+	return out
+}
+
+func newestFirst(a, b Summary) int {
+	if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+func parseCursor(cursor string) (Summary, error) {
+	if cursor == "" {
+		return Summary{}, nil
+	}
+	ns, id, ok := strings.Cut(cursor, ".")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || !validID(id) {
+		return Summary{}, fmt.Errorf("%q: %w", cursor, ErrBadCursor)
+	}
+	return Summary{ID: id, StartedAt: time.Unix(0, n)}, nil
+}
