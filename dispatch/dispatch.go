@@ -7,13 +7,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/skills"
 )
 
 // MethodFunc implements one method. It returns a value that marshals to a
@@ -61,7 +62,7 @@ type Options struct {
 	// Skills serves the discovery methods; nil leaves them out.
 	Skills CatalogSource
 	// Blobs serves create_blob and read_blob; nil leaves them out.
-	Blobs skills.BlobStore
+	Blobs blob.Store
 	// Authn authenticates clients; nil runs open (everyone anonymous).
 	Authn auth.Authenticator
 	// Limiter enforces per-identity rates and caps; nil creates one.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,7 +17,6 @@ import (
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/skills"
 )
 
 // serveConfig is everything `skillgate serve` can be told.
@@ -76,9 +77,9 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.SkillsDir, "skills-dir", "", "folder searched (at any depth) for skill packages; empty serves only the built-in guide")
 	fs.BoolVar(&c.WatchSkills, "watch-skills", true, "reload skills when files under --skills-dir change (SIGHUP always reloads)")
 	fs.StringVar(&c.DataDir, "data-dir", "", "folder of the blob store; empty keeps blobs in memory only")
-	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", skills.DefaultMaxBlobSize, "largest blob accepted, in bytes")
+	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", blob.DefaultMaxSize, "largest blob accepted, in bytes")
 	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
-	fs.DurationVar(&c.BlobTTL, "blob-ttl", skills.DefaultBlobTTL, "blobs older than this are removed (0: keep forever)")
+	fs.DurationVar(&c.BlobTTL, "blob-ttl", blob.DefaultTTL, "blobs older than this are removed (0: keep forever)")
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")

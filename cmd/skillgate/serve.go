@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
@@ -57,7 +59,7 @@ type gateway struct {
 	metrics *metrics.Metrics
 	health  metrics.Health
 	skills  *skills.Registry
-	blobs   skills.BlobStore
+	blobs   blob.Store
 	ctx     context.Context // canceled when the gateway stops
 	auth    *auth.Store     // nil without --auth-file
 	runner  *sandbox.Runner // nil when execution is off or unavailable

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
@@ -42,13 +44,13 @@ func reloadSkills(reg *skills.Registry, log zerolog.Logger, m *metrics.Metrics) 
 }
 
 // openBlobs opens the blob store: files under --data-dir, or memory.
-func openBlobs(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (skills.BlobStore, error) {
-	var store skills.BlobStore
+func openBlobs(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (blob.Store, error) {
+	var store blob.Store
 	if cfg.DataDir == "" {
 		log.Warn().Msg("blobs are kept in memory and lost on restart; set --data-dir to keep them")
-		store = skills.NewMemStore(skills.MemOptions{MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL})
+		store = blob.NewMemStore(blob.MemOptions{MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL})
 	} else {
-		fs, err := skills.OpenFSStore(skills.FSOptions{
+		fs, err := blob.OpenFSStore(blob.FSOptions{
 			Dir: cfg.DataDir, MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL,
 			Logger: log.With().Str("component", "blobs").Logger(),
 		})

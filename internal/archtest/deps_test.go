@@ -28,10 +28,13 @@ var allowed = map[string][]string{
 	"dispatch/auth":       {},
 	"sandbox":             {"internal/pyname"},
 	"skills":              {"internal/pyname"},
+	"blob":                {},
+	"blob/blobtest":       {"blob"},
+	"blob/s3blob":         {"blob"},
 	"session":             {"transport", "metrics"},
-	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname"},
+	"dispatch":            {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname"},
 	"deploy":              {},
-	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth"},
+	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth"},
 	"cmd/skillgate-bench": {"transport", "session", "internal/testpki"},
 }
 

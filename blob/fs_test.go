@@ -1,4 +1,4 @@
-package skills
+package blob
 
 import (
 	"bufio"
@@ -102,7 +102,7 @@ func TestFSStoreRemovesCorruptFiles(t *testing.T) {
 	defer s.Close()
 	for _, id := range ids[:3] {
 		_, err := s.Stat(ctx, id)
-		assert.ErrorIs(t, err, ErrBlobNotFound, id)
+		assert.ErrorIs(t, err, ErrNotFound, id)
 		_, file := s.path(id)
 		assert.NoFileExists(t, file)
 	}
@@ -123,7 +123,7 @@ func TestFSStoreFileRemovedExternally(t *testing.T) {
 	_, file := s.path(id)
 	require.NoError(t, os.Remove(file))
 	_, err = s.Open(context.Background(), id)
-	assert.ErrorIs(t, err, ErrBlobNotFound)
+	assert.ErrorIs(t, err, ErrNotFound)
 	count, _ := s.Usage()
 	assert.Zero(t, count)
 }
@@ -190,9 +190,9 @@ func TestFSStoreCrashMidWrite(t *testing.T) {
 	s := openFS(t, dir, FSOptions{})
 	defer s.Close()
 	_, err = s.Stat(context.Background(), id)
-	assert.ErrorIs(t, err, ErrBlobNotFound)
+	assert.ErrorIs(t, err, ErrNotFound)
 	_, err = s.Open(context.Background(), id)
-	assert.ErrorIs(t, err, ErrBlobNotFound)
+	assert.ErrorIs(t, err, ErrNotFound)
 	assert.Empty(t, tempFiles(t, s), "temp files are removed at open")
 	count, _ := s.Usage()
 	assert.Zero(t, count)
