@@ -80,6 +80,8 @@ type Store interface {
 	Usage() (count int, bytes int64)
 	// OwnerUsage returns the sum of the sizes of owner's blobs.
 	OwnerUsage(owner string) int64
+	// MaxSize is the largest blob Put takes.
+	MaxSize() int64
 	// Objects is the key/object space kept in the same backend.
 	Objects() Objects
 	// Close stops background work; open Blobs stay readable.

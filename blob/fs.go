@@ -411,3 +411,6 @@ func (s *FSStore) Close() error {
 
 // Objects implements Store: files under Dir/kv.
 func (s *FSStore) Objects() Objects { return s.obj }
+
+// MaxSize implements Store.
+func (s *FSStore) MaxSize() int64 { return s.opts.MaxBlobSize }

@@ -119,3 +119,6 @@ func (s *MemStore) Close() error {
 
 // Objects implements Store.
 func (s *MemStore) Objects() Objects { return s.obj }
+
+// MaxSize implements Store.
+func (s *MemStore) MaxSize() int64 { return s.max }

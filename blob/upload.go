@@ -30,6 +30,8 @@ const (
 
 // UploadOptions configures Uploads; zero values take the defaults.
 type UploadOptions struct {
+	// MaxSize is the largest upload Begin accepts; 0: the store's MaxSize.
+	MaxSize       int64
 	MaxChunkBytes int64
 	TTL           time.Duration
 	Now           func() time.Time
@@ -59,6 +61,9 @@ func NewUploads(store Store, opts UploadOptions) *Uploads {
 	if opts.MaxChunkBytes <= 0 {
 		opts.MaxChunkBytes = DefaultMaxChunkBytes
 	}
+	if opts.MaxSize <= 0 {
+		opts.MaxSize = store.MaxSize()
+	}
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultUploadTTL
 	}
@@ -71,9 +76,10 @@ func NewUploads(store Store, opts UploadOptions) *Uploads {
 // MaxChunkBytes is the largest chunk Chunk takes.
 func (u *Uploads) MaxChunkBytes() int64 { return u.opts.MaxChunkBytes }
 
-// Begin starts an upload of size bytes of kind for owner; maxSize is the
-// largest blob the gateway takes (ErrTooLarge past it).
-func (u *Uploads) Begin(ctx context.Context, owner, kind string, size, maxSize int64) (string, error) {
+// Begin starts an upload of size bytes of kind for owner (ErrTooLarge
+// past MaxSize).
+func (u *Uploads) Begin(ctx context.Context, owner, kind string, size int64) (string, error) {
+	maxSize := u.opts.MaxSize
 	kind, err := NormalizeKind(kind)
 	if err != nil {
 		return "", fmt.Errorf("begin upload: %w", err)

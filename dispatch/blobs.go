@@ -16,6 +16,9 @@ import (
 // DefaultSampleBytes is read_blob's max_bytes when the client gives none.
 const DefaultSampleBytes = 4096
 
+// SampleRange is read_blob's mode for reading a blob piece by piece.
+const SampleRange = "range"
+
 func init() {
 	domainErrors = append(domainErrors, domainError{blob.ErrStorageFull, storageFull})
 }
@@ -120,8 +123,9 @@ type ReadBlobResult struct {
 func (d *Dispatcher) readBlob(ctx context.Context, call *Call) (any, error) {
 	p := newParams(call.Params)
 	id := p.RequiredString("blob_id")
-	mode := p.Enum("mode", string(blob.SampleHead), string(blob.SampleHead), string(blob.SampleTail), string(blob.SampleFull))
+	mode := p.Enum("mode", string(blob.SampleHead), string(blob.SampleHead), string(blob.SampleTail), string(blob.SampleFull), SampleRange)
 	maxBytes := p.Int("max_bytes", 0, 1, 1<<40)
+	offset := p.Int("offset", -1, 0, 1<<62)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -136,6 +140,12 @@ func (d *Dispatcher) readBlob(ctx context.Context, call *Call) (any, error) {
 	info := b.Info()
 	text := blob.IsTextKind(info.Kind)
 	limit := d.sampleLimit(text)
+	if mode == SampleRange {
+		return d.readRange(b, max(offset, 0), maxBytes, limit)
+	}
+	if offset >= 0 {
+		return nil, paramErr("offset", `is only read with "mode":"range"`)
+	}
 	if mode == string(blob.SampleFull) && info.Size > limit {
 		return nil, paramErr("mode", "full cannot return this blob: it is "+strconv.FormatInt(info.Size, 10)+
 			" bytes and one response carries at most "+strconv.FormatInt(limit, 10)+

@@ -63,6 +63,9 @@ type Options struct {
 	Skills CatalogSource
 	// Blobs serves create_blob and read_blob; nil leaves them out.
 	Blobs blob.Store
+	// Uploads serves begin_upload, upload_chunk and finish_upload; nil
+	// keeps them in Blobs with the default limits.
+	Uploads *blob.Uploads
 	// Authn authenticates clients; nil runs open (everyone anonymous).
 	Authn auth.Authenticator
 	// Limiter enforces per-identity rates and caps; nil creates one.
@@ -95,6 +98,7 @@ type Dispatcher struct {
 	methods  map[string]*method  // canonical names and aliases
 	other    *method             // metrics of unknown methods
 	inflight [2]prometheus.Gauge // framed, http
+	uploads  *blob.Uploads
 }
 
 // New returns a Dispatcher serving Initialize.
@@ -114,7 +118,12 @@ func New(opts Options) *Dispatcher {
 		d.registerSkills()
 	}
 	if opts.Blobs != nil {
+		d.uploads = opts.Uploads
+		if d.uploads == nil {
+			d.uploads = blob.NewUploads(opts.Blobs, blob.UploadOptions{})
+		}
 		d.registerBlobs()
+		d.registerUploads()
 	}
 	if opts.Skills != nil && opts.Blobs != nil {
 		d.registerExecution()

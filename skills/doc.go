@@ -64,5 +64,4 @@
 // List pages by name, one entry per name (its latest version), with opaque
 // cursors that carry the last name returned, so a cursor stays valid across
 // reloads.
-
 package skills

@@ -16,7 +16,7 @@ import (
 const chunkBytes = 64 << 10
 
 func uploads(st blob.Store, clock *Clock) *blob.Uploads {
-	return blob.NewUploads(st, blob.UploadOptions{MaxChunkBytes: chunkBytes, Now: clock.Now})
+	return blob.NewUploads(st, blob.UploadOptions{MaxSize: 1 << 30, MaxChunkBytes: chunkBytes, Now: clock.Now})
 }
 
 // upload sends data in chunks of chunkBytes through the upload sets, in
@@ -24,7 +24,7 @@ func uploads(st blob.Store, clock *Clock) *blob.Uploads {
 func upload(t *testing.T, owner string, data []byte, ups ...*blob.Uploads) blob.Info {
 	t.Helper()
 	ctx := context.Background()
-	id, err := ups[0].Begin(ctx, owner, "application/octet-stream", int64(len(data)), 1<<30)
+	id, err := ups[0].Begin(ctx, owner, "application/octet-stream", int64(len(data)))
 	require.NoError(t, err)
 	for off, i := 0, 0; off < len(data); off, i = off+chunkBytes, i+1 {
 		end := min(off+chunkBytes, len(data))
@@ -58,14 +58,14 @@ func (s *suite) testUploadRefusals(t *testing.T) {
 	st, clock, _ := s.store(t, 1<<20, 0)
 	up := uploads(st, clock)
 	ctx := context.Background()
-	_, err := up.Begin(ctx, "alice", "text/plain", 2<<20, 1<<20)
+	_, err := up.Begin(ctx, "alice", "text/plain", 2<<30)
 	assert.ErrorIs(t, err, blob.ErrTooLarge)
-	_, err = up.Begin(ctx, "alice", "not a kind", 10, 1<<20)
+	_, err = up.Begin(ctx, "alice", "not a kind", 10)
 	assert.ErrorIs(t, err, blob.ErrInvalidKind)
-	_, err = up.Begin(ctx, "alice", "text/plain", -1, 1<<20)
+	_, err = up.Begin(ctx, "alice", "text/plain", -1)
 	assert.ErrorIs(t, err, blob.ErrTooLarge)
 
-	id, err := up.Begin(ctx, "alice", "text/plain", 10, 1<<20)
+	id, err := up.Begin(ctx, "alice", "text/plain", 10)
 	require.NoError(t, err)
 	got, err := up.Chunk(ctx, "alice", id, 0, []byte("01234"))
 	require.NoError(t, err)
@@ -115,7 +115,7 @@ func (s *suite) testUploadSweep(t *testing.T) {
 	st, clock, _ := s.store(t, 1<<20, 0)
 	up := uploads(st, clock)
 	ctx := context.Background()
-	id, err := up.Begin(ctx, "alice", "text/plain", 10, 1<<20)
+	id, err := up.Begin(ctx, "alice", "text/plain", 10)
 	require.NoError(t, err)
 	_, err = up.Chunk(ctx, "alice", id, 0, []byte("01234"))
 	require.NoError(t, err)
