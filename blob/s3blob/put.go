@@ -81,7 +81,9 @@ func (s *Store) write(ctx context.Context, info *blob.Info, r io.Reader) error {
 	h := sha256.New()
 	src := &source{ctx: ctx, r: io.LimitReader(r, s.opts.MaxBlobSize+1), h: h}
 	staging := s.root + "tmp/" + strings.TrimPrefix(info.ID, "blob:") + "-" + randHex()
-	cleanup := func() { _ = s.c.RemoveObject(context.WithoutCancel(ctx), s.opts.Bucket, staging, minio.RemoveObjectOptions{}) }
+	cleanup := func() {
+		_ = s.c.RemoveObject(context.WithoutCancel(ctx), s.opts.Bucket, staging, minio.RemoveObjectOptions{})
+	}
 	if err := s.stream(ctx, staging, src); err != nil {
 		cleanup()
 		return err
