@@ -14,7 +14,7 @@ import (
 
 // Blob store defaults.
 const (
-	DefaultMaxSize int64 = 64 << 20
+	DefaultMaxSize int64 = 256 << 20
 	DefaultTTL           = 24 * time.Hour
 	idPrefix             = "blob:"
 	idHexLen             = 32 // 128 bits

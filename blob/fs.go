@@ -23,7 +23,7 @@ import (
 type FSOptions struct {
 	// Dir is the data folder; created (0700) when missing.
 	Dir string
-	// MaxBlobSize: 0 means DefaultMaxSize (64 MiB).
+	// MaxBlobSize: 0 means DefaultMaxSize (256 MiB).
 	MaxBlobSize int64
 	// MaxStoreBytes bounds the bytes of all blobs together; 0: no bound
 	// but the disk's.

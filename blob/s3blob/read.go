@@ -17,21 +17,26 @@ import (
 
 // Stat implements blob.Store.
 func (s *Store) Stat(ctx context.Context, id string) (blob.Info, error) {
+	info, err := s.stat(ctx, id)
+	if err != nil {
+		return blob.Info{}, fmt.Errorf("stat %w", err)
+	}
+	return info, nil
+}
+
+// stat reads a blob's metadata; its errors start with the id.
+func (s *Store) stat(ctx context.Context, id string) (blob.Info, error) {
 	if err := blob.ValidateID(id); err != nil {
-		return blob.Info{}, fmt.Errorf("stat blob: %w", err)
+		return blob.Info{}, fmt.Errorf("blob: %w", err)
 	}
 	oi, err := s.c.StatObject(ctx, s.opts.Bucket, s.blobKey(id), minio.StatObjectOptions{})
 	if isNotFound(err) {
-		return blob.Info{}, fmt.Errorf("stat %s: %w", id, blob.ErrNotFound)
+		return blob.Info{}, fmt.Errorf("%s: %w", id, blob.ErrNotFound)
 	}
 	if err != nil {
-		return blob.Info{}, fmt.Errorf("stat %s: %w", id, err)
+		return blob.Info{}, fmt.Errorf("%s: %w", id, err)
 	}
-	info, err := infoOf(id, oi)
-	if err != nil {
-		return blob.Info{}, fmt.Errorf("stat %s: %w", id, err)
-	}
-	return info, nil
+	return infoOf(id, oi)
 }
 
 // infoOf reads a blob's metadata back from its object.
@@ -49,16 +54,16 @@ func infoOf(id string, oi minio.ObjectInfo) (blob.Info, error) {
 	created, err3 := time.Parse(time.RFC3339Nano, get(metaCreated))
 	sum := get(metaSHA256)
 	if err1 != nil || err2 != nil || err3 != nil || len(sum) != 64 || kind == "" {
-		return blob.Info{}, fmt.Errorf("object metadata incomplete: %w", blob.ErrNotFound)
+		return blob.Info{}, fmt.Errorf("%s: object metadata incomplete: %w", id, blob.ErrNotFound)
 	}
 	return blob.Info{ID: id, Kind: kind, Size: oi.Size, SHA256: sum, Created: created, Owner: owner}, nil
 }
 
 // Open implements blob.Store. Reads are ranged GETs.
 func (s *Store) Open(ctx context.Context, id string) (blob.Blob, error) {
-	info, err := s.Stat(ctx, id)
+	info, err := s.stat(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open %w", err)
 	}
 	s.mu.Lock()
 	s.leases[id]++
@@ -123,9 +128,9 @@ func (o *object) Close() error {
 
 // Remove implements blob.Store.
 func (s *Store) Remove(ctx context.Context, id string) error {
-	info, err := s.Stat(ctx, id)
+	info, err := s.stat(ctx, id)
 	if err != nil {
-		return fmt.Errorf("remove: %w", err)
+		return fmt.Errorf("remove %w", err)
 	}
 	if err := s.c.RemoveObject(ctx, s.opts.Bucket, s.blobKey(id), minio.RemoveObjectOptions{}); err != nil {
 		return fmt.Errorf("remove %s: %w", id, err)

@@ -102,10 +102,12 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		g.close()
 		return nil, err
 	}
-	if g.blobs, err = openBlobs(cfg, log, g.metrics); err != nil {
+	if g.blobs, err = openBlobs(ctx, cfg, log, g.metrics); err != nil {
 		g.close()
 		return nil, err
 	}
+	uploads := blob.NewUploads(g.blobs, blob.UploadOptions{})
+	go sweepUploads(ctx, uploads, log.With().Str("component", "blobs").Logger())
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
 	sc := cfg.session()
@@ -120,6 +122,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Metrics: g.metrics,
 		Skills:  g.skills,
 		Blobs:   g.blobs,
+		Uploads: uploads,
 		Authn:   authn,
 		Runner:  runnerOrNil(g.runner),
 
@@ -290,8 +293,12 @@ wait:
 		}
 	}
 	g.health.SetNotReady("draining")
+	cutShort := fatal == nil && !g.delayDrain(sigs)
 	drainCtx, cancel := context.WithTimeout(context.Background(), g.cfg.DrainTimeout)
 	defer cancel()
+	if cutShort {
+		cancel()
+	}
 	go func() {
 		select {
 		case <-sigs:
@@ -316,4 +323,24 @@ wait:
 	}
 	g.log.Info().Msg("stopped")
 	return fatal
+}
+
+// delayDrain keeps serving for --drain-delay after readiness went false,
+// so that load balancers polling /readyz stop sending new connections
+// before the gateway stops accepting them. A second signal ends it and
+// reports false.
+func (g *gateway) delayDrain(sigs <-chan os.Signal) bool {
+	if g.cfg.DrainDelay <= 0 {
+		return true
+	}
+	g.log.Info().Dur("drain_delay", g.cfg.DrainDelay).Msg("not ready; serving on while load balancers stop routing here")
+	t := time.NewTimer(g.cfg.DrainDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-sigs:
+		g.log.Warn().Msg("second signal: closing at once")
+		return false
+	}
 }
