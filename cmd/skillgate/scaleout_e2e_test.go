@@ -62,7 +62,7 @@ func startScaleout(t *testing.T) *scaleout {
 		g := startGateway(t, "--listen", host+":"+framed, "--http-listen", host+":"+httpPort,
 			"--metrics-listen", host+":"+metricsPort, "--blob-store", "s3://scaleout/e2e",
 			"--s3-endpoint", m.Endpoint, "--s3-region", "us-east-1", "--s3-path-style",
-			"--sandbox-workers", "0", "--drain-delay", "3s", "--log-level", "warn")
+			"--sandbox-workers", "0", "--drain-delay", "3s")
 		s.replicas = append(s.replicas, &replica{gatewayProcess: g, host: host, metrics: host + ":" + metricsPort})
 	}
 	cmd := exec.Command(haproxy, "-f", filepath.Join("..", "..", "deploy", "haproxy", "haproxy.cfg"), "-db")
