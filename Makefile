@@ -13,7 +13,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 RUN_ARGS  ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test lint vet fmt-check staticcheck unit fuzz bench docs clean
+.PHONY: help build run test lint vet fmt-check staticcheck unit test-rootless fuzz bench bench-rootless docs clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,7 +24,7 @@ build: ## Build bin/skillgate
 run: build ## Run the gateway with the example skills (framed :7400, HTTP :8080, metrics :9400)
 	$(BIN) serve --log-format console --skills-dir examples/skills --data-dir .data $(RUN_ARGS)
 
-test: lint unit fuzz ## Lint, race-enabled tests, and a few seconds of every fuzz target
+test: lint unit test-rootless fuzz test-clients ## Lint, race-enabled tests (as root: again as an unprivileged user), a few seconds of every fuzz target, the client suites
 
 lint: fmt-check vet staticcheck ## gofmt, go vet and staticcheck
 
@@ -45,12 +45,21 @@ unit: ## go test -race ./... (the gateway and the bench module)
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(BENCHMOD) $(GO) test -race -count=1 -timeout 10m ./...
 
-.PHONY: test-python
+.PHONY: test-clients test-python
+test-clients: test-python test-typescript ## The Python and TypeScript clients' suites against bin/skillgate
+
 test-python: build ## Python client tests (clients/python) against bin/skillgate; needs python3-pytest
 	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/python/run-tests.sh
 
+test-rootless: ## As root: the sandbox and gateway tests again as user nobody (rootless mode); fails if that mode cannot work
+	./.ci/test-rootless
+
 fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
 	./.ci/fuzz $(FUZZTIME)
+
+.PHONY: test-typescript
+test-typescript: build ## The TypeScript client's tests (node --test) against bin/skillgate
+	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/typescript/run-tests.sh
 
 bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peers (BENCH_ARGS=--full for the long run)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
@@ -60,6 +69,9 @@ bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peer
 docs: ## Render docs/architecture.svg from docs/architecture.dot (Debian: apt-get install graphviz)
 	@command -v dot >/dev/null || { echo "make docs needs Graphviz's dot: apt-get install -y graphviz" >&2; exit 1; }
 	dot -Tsvg docs/architecture.dot -o docs/architecture.svg
+
+bench-rootless: ## Trivial run_code latency and throughput: root mode, rootless mode, a bare Python spawn
+	./.ci/test-rootless --bench
 
 clean: ## Remove build output
 	rm -rf bin

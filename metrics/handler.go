@@ -3,6 +3,7 @@ package metrics
 import (
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -10,8 +11,24 @@ import (
 
 // Health tracks what /readyz reports. The zero value is not ready.
 type Health struct {
-	ready  atomic.Bool
-	reason atomic.Pointer[string]
+	ready   atomic.Bool
+	reason  atomic.Pointer[string]
+	details atomic.Pointer[string]
+}
+
+// SetDetails sets lines that /readyz appends to its status line whether
+// ready or not (e.g. what enforces the sandbox's limits), so an operator's
+// probe shows them without reading the start-up log.
+func (h *Health) SetDetails(text string) {
+	text = strings.TrimRight(text, "\n")
+	h.details.Store(&text)
+}
+
+func (h *Health) detailLines() string {
+	if d := h.details.Load(); d != nil && *d != "" {
+		return "\n" + *d
+	}
+	return ""
 }
 
 // SetReady marks the gateway ready to take traffic.
@@ -52,10 +69,10 @@ func (m *Metrics) Handler(h *Health, opts HandlerOptions) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if ok, why := h.Ready(); !ok {
-			writeText(w, http.StatusServiceUnavailable, "not ready: "+why)
+			writeText(w, http.StatusServiceUnavailable, "not ready: "+why+h.detailLines())
 			return
 		}
-		writeText(w, http.StatusOK, "ready")
+		writeText(w, http.StatusOK, "ready"+h.detailLines())
 	})
 	if opts.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

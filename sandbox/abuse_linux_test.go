@@ -13,6 +13,7 @@ import (
 
 // TestAbuse runs hostile code; after each case the Runner must still
 // work and nothing of the run may be left (processes, cgroups, dirs).
+// TestAbuseLimits covers the memory and process limits.
 func TestAbuse(t *testing.T) {
 	r := ownRunner(t, func(c *Config) { c.CPUTime = time.Second })
 	for _, tc := range []struct {
@@ -34,15 +35,6 @@ func TestAbuse(t *testing.T) {
 			}},
 		{"SIGXCPU ignored", "import signal\n\ndef main(args):\n    signal.signal(signal.SIGXCPU, signal.SIG_IGN)\n    while True:\n        pass\n", 20 * time.Second,
 			func(t *testing.T, res *Result) { requireFailed(t, res, ErrTypeTimeout) }},
-		{"fork bomb", forkBomb, 2 * time.Second,
-			func(t *testing.T, res *Result) { requireFailed(t, res, ErrTypeTimeout) }},
-		{"thread bomb", threadBomb, 10 * time.Second,
-			func(t *testing.T, res *Result) {
-				requireFailed(t, res, "RuntimeError")
-				assert.Contains(t, res.Error.Message, "thread")
-			}},
-		{"memory bomb", "def main(args):\n    hog = []\n    while True:\n        hog.append(b'x' * (8 << 20))\n", 20 * time.Second,
-			func(t *testing.T, res *Result) { requireFailed(t, res, ErrTypeMemory) }},
 		{"stdout flood", "def main(args):\n    while True:\n        print('x' * 1000)\n", 20 * time.Second,
 			func(t *testing.T, res *Result) {
 				requireFailed(t, res, ErrTypeOutputTooLarge)
@@ -82,6 +74,100 @@ func TestAbuse(t *testing.T) {
 		})
 	}
 }
+
+// TestAbuseLimits hits the memory and process limits with each mechanism
+// this process can use: a cgroup where one is writable, and rlimits
+// always (as root too, where they are forced), since rootless gateways
+// without a delegated cgroup depend on them.
+func TestAbuseLimits(t *testing.T) {
+	for _, rlimits := range []bool{false, true} {
+		r := ownRunner(t, func(c *Config) { c.forceRlimits = rlimits })
+		if !rlimits && r.usesRlimits() {
+			continue // no cgroup here: the second round covers rlimits
+		}
+		name := "cgroup"
+		if r.usesRlimits() {
+			name = "rlimits"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Run("processes and threads counted", func(t *testing.T) {
+				out := output(t, run(t, r, countForksAndThreads, nil))
+				for _, k := range []string{"processes", "threads"} {
+					assert.Less(t, out[k], float64(r.cfg.Pids), k)
+					assert.Greater(t, out[k], 8.0, k)
+				}
+				assertHealthyAndClean(t, r)
+			})
+			for _, tc := range []struct {
+				name, code, want string
+				timeout          time.Duration
+			}{
+				{"fork bomb", forkBomb, ErrTypeTimeout, 2 * time.Second},
+				{"thread bomb", threadBomb, "RuntimeError", 10 * time.Second},
+				{"memory bomb", "def main(args):\n    hog = []\n    while True:\n        hog.append(b'x' * (8 << 20))\n", ErrTypeMemory, 20 * time.Second},
+				{"memory bomb in a child", childMemoryBomb, "", 20 * time.Second},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					res := run(t, r, tc.code, nil, withTimeout(tc.timeout))
+					if tc.want == "" {
+						out := output(t, res)
+						assert.NotEqual(t, 0.0, out["status"], "the child was stopped: %v", out)
+					} else {
+						requireFailed(t, res, tc.want)
+					}
+					assertHealthyAndClean(t, r)
+				})
+			}
+		})
+	}
+}
+
+// countForksAndThreads starts processes, then threads, until the limit
+// refuses one, and reports how many it got.
+const countForksAndThreads = `
+import os, signal, threading, time
+
+def main(args):
+    children = []
+    try:
+        while len(children) < 1000:
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(60)
+                os._exit(0)
+            children.append(pid)
+    except OSError:
+        pass
+    for pid in children:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    threads = 0
+    try:
+        while threads < 1000:
+            threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+            threads += 1
+    except RuntimeError:
+        pass
+    return {"processes": len(children), "threads": threads}
+`
+
+// childMemoryBomb exhausts memory in a forked child: the parent survives
+// to report how the child ended (killed by the cgroup, or MemoryError).
+const childMemoryBomb = `
+import os
+
+def main(args):
+    pid = os.fork()
+    if pid == 0:
+        hog = []
+        try:
+            while True:
+                hog.append(b'x' * (8 << 20))
+        except MemoryError:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    return {"status": status}
+`
 
 const forkBomb = `
 import os, time
@@ -175,6 +261,6 @@ func TestAbuseManyRunsLeaveNothing(t *testing.T) {
 	waitIdle(t, r)
 	require.Eventually(t, func() bool { return r.Stats().WarmReady == 2 }, 30*time.Second, 10*time.Millisecond)
 	// Two warm sandboxes: two pid 1s and two Pythons, nothing else.
-	procs := processesInRange(r.cfg.UIDBase)
+	procs := runnerProcesses(r.name)
 	assert.Len(t, procs, 4, strings.Join(procs, "\n"))
 }

@@ -122,8 +122,12 @@ func checkControllers(dir, file string) error {
 	return nil
 }
 
-// create makes and limits one sandbox's cgroup.
+// create makes and limits one sandbox's cgroup. A nil tree (rlimits
+// instead of cgroups) makes a nil runCgroup, whose methods do nothing.
 func (t *cgroupTree) create(name string) (*runCgroup, error) {
+	if t == nil {
+		return nil, nil
+	}
 	cg := &runCgroup{v2: t.layout.v2}
 	for _, root := range t.roots {
 		dir := filepath.Join(root, name)
@@ -158,6 +162,9 @@ func (cg *runCgroup) limit(l cgroupLimits) error {
 
 // attach moves pid into the cgroup (every hierarchy).
 func (cg *runCgroup) attach(pid int) error {
+	if cg == nil {
+		return nil
+	}
 	for _, d := range cg.dirs {
 		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 			return fmt.Errorf("attach to cgroup %s: %w", d, err)
@@ -168,6 +175,9 @@ func (cg *runCgroup) attach(pid int) error {
 
 // oomKills reads the memory controller's OOM-kill counter.
 func (cg *runCgroup) oomKills() int64 {
+	if cg == nil {
+		return 0
+	}
 	file := "memory.oom_control"
 	if cg.v2 {
 		file = "memory.events"
@@ -195,6 +205,9 @@ func parseKeyed(text, key string) int64 {
 // gone already) and removes the directories, retrying while the kernel
 // still finishes exiting tasks.
 func (cg *runCgroup) destroy() error {
+	if cg == nil {
+		return nil
+	}
 	var errs []error
 	for _, d := range cg.dirs {
 		errs = append(errs, removeCgroup(d))
@@ -232,6 +245,9 @@ func killCgroup(dir string) {
 
 // close removes the Runner's parent cgroups (their children are gone).
 func (t *cgroupTree) close() error {
+	if t == nil {
+		return nil
+	}
 	var errs []error
 	for _, root := range t.roots {
 		errs = append(errs, removeCgroup(root))

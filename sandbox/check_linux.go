@@ -14,12 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// preflight checks what can be checked without starting a sandbox, so
-// that the error names the missing piece.
+// preflight checks what root mode needs that can be checked without
+// starting a sandbox, so that the error names the missing piece.
 func preflight(cfg *Config) error {
-	if uid := os.Geteuid(); uid != 0 {
-		return fmt.Errorf("the sandbox needs root to map sandbox uids and create cgroups (running as uid %d)", uid)
-	}
 	if err := checkUserNamespaces(maxUserNamespaces); err != nil {
 		return err
 	}
@@ -218,7 +215,8 @@ func (f *probeFacts) verify() error {
 	}{
 		{st["NoNewPrivs"] != "1", "no_new_privs is not set (NoNewPrivs: " + st["NoNewPrivs"] + ")"},
 		{st["Seccomp"] != "2", "the seccomp filter is not active (Seccomp: " + st["Seccomp"] + ")"},
-		{st["CapEff"] != noCaps || st["CapPrm"] != noCaps || st["CapAmb"] != noCaps, "the sandboxed process has capabilities (CapEff: " + st["CapEff"] + ")"},
+		{st["CapEff"] != noCaps || st["CapPrm"] != noCaps || st["CapAmb"] != noCaps || st["CapInh"] != noCaps,
+			"the sandboxed process has capabilities (CapEff: " + st["CapEff"] + ", CapInh: " + st["CapInh"] + ", CapAmb: " + st["CapAmb"] + ")"},
 		{st["CapBnd"] != noCaps, "the capability bounding set is not empty (CapBnd: " + st["CapBnd"] + ")"},
 		{f.UID != sandboxUID, fmt.Sprintf("code runs as uid %d, not %d", f.UID, sandboxUID)},
 		{f.Procs > 2, fmt.Sprintf("no private pid namespace (pid %d, %d processes visible)", f.PID, f.Procs)},

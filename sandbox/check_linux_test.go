@@ -45,22 +45,24 @@ func TestCheckSearchable(t *testing.T) {
 func TestProbeFactsVerify(t *testing.T) {
 	good := probeFacts{
 		Status: map[string]string{"NoNewPrivs": "1", "Seccomp": "2", "CapEff": "0000000000000000",
-			"CapPrm": "0000000000000000", "CapBnd": "0000000000000000", "CapAmb": "0000000000000000"},
+			"CapPrm": "0000000000000000", "CapBnd": "0000000000000000", "CapAmb": "0000000000000000",
+			"CapInh": "0000000000000000"},
 		UID: sandboxUID, PID: 5, Procs: 2, Ifaces: []string{"lo"}, Inet: "Address family not supported by protocol",
 		Hostname: hostname,
 	}
 	require.NoError(t, good.verify())
 	for want, edit := range map[string]func(*probeFacts){
-		"no_new_privs":          func(f *probeFacts) { f.Status["NoNewPrivs"] = "0" },
-		"seccomp filter":        func(f *probeFacts) { f.Status["Seccomp"] = "0" },
-		"has capabilities":      func(f *probeFacts) { f.Status["CapEff"] = "000001ffffffffff" },
-		"bounding set":          func(f *probeFacts) { f.Status["CapBnd"] = "000001ffffffffff" },
-		"runs as uid 0":         func(f *probeFacts) { f.UID = 0 },
-		"pid namespace":         func(f *probeFacts) { f.Procs = 90 },
-		"network namespace":     func(f *probeFacts) { f.Ifaces = []string{"eth0", "lo"} },
-		"AF_INET":               func(f *probeFacts) { f.Inet = "allowed" },
-		"root is writable":      func(f *probeFacts) { f.RootWritable = true },
-		"private UTS namespace": func(f *probeFacts) { f.Hostname = "vm" },
+		"no_new_privs":             func(f *probeFacts) { f.Status["NoNewPrivs"] = "0" },
+		"seccomp filter":           func(f *probeFacts) { f.Status["Seccomp"] = "0" },
+		"has capabilities":         func(f *probeFacts) { f.Status["CapEff"] = "000001ffffffffff" },
+		"bounding set":             func(f *probeFacts) { f.Status["CapBnd"] = "000001ffffffffff" },
+		"CapInh: 0000000000200100": func(f *probeFacts) { f.Status["CapInh"] = "0000000000200100" },
+		"runs as uid 0":            func(f *probeFacts) { f.UID = 0 },
+		"pid namespace":            func(f *probeFacts) { f.Procs = 90 },
+		"network namespace":        func(f *probeFacts) { f.Ifaces = []string{"eth0", "lo"} },
+		"AF_INET":                  func(f *probeFacts) { f.Inet = "allowed" },
+		"root is writable":         func(f *probeFacts) { f.RootWritable = true },
+		"private UTS namespace":    func(f *probeFacts) { f.Hostname = "vm" },
 	} {
 		f := good
 		f.Status = map[string]string{}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,6 +25,8 @@ const (
 // Config configures a Runner. The zero value of a field means its default
 // (see DefaultConfig), except WarmPool where 0 turns the pool off.
 type Config struct {
+	// Mode picks root or rootless isolation; "" means ModeAuto.
+	Mode Mode
 	// Python is the absolute path of the interpreter, default
 	// "/usr/bin/python3". It must live under /usr, the only host directory
 	// the sandbox sees. Use an absolute path: a PATH shim such as pyenv's
@@ -66,13 +69,20 @@ type Config struct {
 	// MaxOutputBlobs bounds len(Job.OutputBlobIDs), default 64.
 	MaxOutputBlobs int
 	// WorkDir holds per-run host state (job inputs), default
-	// os.TempDir()/skillgate-sandbox. Its parents must be searchable by
-	// others: the sandboxes' uids traverse them.
+	// os.TempDir()/skillgate-sandbox for root; for another user
+	// $XDG_RUNTIME_DIR/skillgate-sandbox, else
+	// os.TempDir()/skillgate-sandbox-<uid>. In root mode its parents must
+	// be searchable by others: the sandboxes' uids traverse them. In
+	// rootless mode it must belong to the gateway's user.
 	WorkDir string
 	// UIDBase is the host uid (and gid) that root inside the sandbox maps
-	// to; the sandboxed code runs as UIDBase+1000. Pick a range no host
-	// user or subordinate-id range owns. Default 1_000_000_000.
+	// to in root mode; the sandboxed code runs as UIDBase+1000. Pick a
+	// range no host user or subordinate-id range owns. Default
+	// 1_000_000_000. Rootless mode maps the gateway's own uid instead.
 	UIDBase uint32
+	// forceRlimits makes a Runner limit memory and processes with rlimits
+	// even where it could use cgroups: tests cover that path as root too.
+	forceRlimits bool
 	// Logger receives the runner's own events.
 	Logger zerolog.Logger
 }
@@ -105,10 +115,23 @@ func DefaultConfig() Config {
 		LogsHardCap:        1 << 20,
 		MaxOutputBlobBytes: 16 << 20,
 		MaxOutputBlobs:     64,
-		WorkDir:            filepath.Join(os.TempDir(), defaultWorkName),
+		WorkDir:            defaultWorkDir(),
 		UIDBase:            defaultUIDBase,
 		Logger:             zerolog.Nop(),
 	}
+}
+
+// defaultWorkDir is per user: a directory another local user created first
+// is refused in rootless mode.
+func defaultWorkDir() string {
+	uid := os.Geteuid()
+	if uid == 0 {
+		return filepath.Join(os.TempDir(), defaultWorkName)
+	}
+	if xdg := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(xdg) {
+		return filepath.Join(xdg, defaultWorkName)
+	}
+	return filepath.Join(os.TempDir(), defaultWorkName+"-"+strconv.Itoa(uid))
 }
 
 // withDefaults fills zero fields from DefaultConfig (WarmPool stays as is).
@@ -153,6 +176,9 @@ func setInt[T int | int64 | uint32 | time.Duration](p *T, d T) {
 // mean the default.
 func (c Config) Validate() error {
 	c = c.withDefaults()
+	if _, err := ParseMode(string(c.Mode)); err != nil {
+		return err
+	}
 	for _, chk := range []struct {
 		bad bool
 		msg string

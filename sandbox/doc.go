@@ -38,7 +38,8 @@
 //	/job                 read-only: skills/<name>/..., blobs/<n>
 //	/opt/skillgate       read-only: the runtime (runtime.blobs, runtime.log)
 //
-// Python runs as uid 1000 (mapped to Config.UIDBase+1000 on the host) with
+// Python runs as uid 1000 (mapped to Config.UIDBase+1000 on the host in
+// root mode, to the gateway's uid in rootless mode) with
 // no capabilities (the bounding set included), no-new-privileges, Landlock
 // (read-only /usr, /etc, /job, /opt/skillgate, /proc, /dev; read-write
 // /tmp, /workspace and /dev/shm; no TCP; signals and abstract sockets scoped) where
@@ -46,10 +47,25 @@
 // HOME, LANG, TMPDIR, PYTHONDONTWRITEBYTECODE and Job.Env, nothing of the
 // gateway's. Mounted skills are importable as skills.<name>.
 //
+// # Root and rootless
+//
+// Config.Mode picks how the sandbox gets its privileges (ModeAuto: root
+// when the gateway is root). Root mode maps a range of 65536 host ids and
+// gives every run a cgroup. Rootless mode builds the same sandbox from a
+// user namespace an ordinary user may create: the sandbox uid 1000 is the
+// gateway's own uid (an unprivileged process may map only that one), pid 1
+// keeps the capabilities it needs as ambient ones of that namespace and
+// hands none to Python, and memory and processes are limited by a
+// delegated cgroup where one is writable, else by rlimits that pid 1 puts
+// on Python (RLIMIT_DATA and RLIMIT_AS, RLIMIT_NPROC counted in the run's
+// own user namespace). Runner.Enforcement reports which mechanism enforces
+// what.
+//
 // # Limits
 //
 // Memory and the number of processes and threads come from the cgroup
-// (v1 nested under the gateway's own cgroup, or v2), CPU time from
+// (v1 nested under the gateway's own cgroup, or v2; rlimits in rootless
+// mode without a writable one), CPU time from
 // RLIMIT_CPU (Python is never pid 1, so SIGXCPU works, with a hard limit
 // one second later), wall time from a timer started when the job is
 // delivered, open files and file size from rlimits, disk from the tmpfs

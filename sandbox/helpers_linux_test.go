@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -168,18 +169,20 @@ func assertGone(t testing.TB, r *Runner) {
 	assert.Empty(t, leftovers(r))
 }
 
-// leftovers lists what a Runner left behind: processes in its uid range,
-// child cgroups, sandbox directories, host mounts under WorkDir.
+// leftovers lists what a Runner left behind: its processes, child
+// cgroups, sandbox directories, host mounts under WorkDir.
 func leftovers(r *Runner) []string {
 	var out []string
-	for _, p := range processesInRange(r.cfg.UIDBase) {
+	for _, p := range runnerProcesses(r.name) {
 		out = append(out, "process "+p)
 	}
-	for _, root := range r.cgroups.roots {
-		children, _ := os.ReadDir(root)
-		for _, c := range children {
-			if c.IsDir() {
-				out = append(out, "cgroup "+filepath.Join(root, c.Name()))
+	if r.cgroups != nil {
+		for _, root := range r.cgroups.roots {
+			children, _ := os.ReadDir(root)
+			for _, c := range children {
+				if c.IsDir() {
+					out = append(out, "cgroup "+filepath.Join(root, c.Name()))
+				}
 			}
 		}
 	}
@@ -196,9 +199,16 @@ func leftovers(r *Runner) []string {
 	return out
 }
 
-// processesInRange lists host processes whose uid is in the sandbox map.
-func processesInRange(base uint32) []string {
-	var out []string
+// runnerProcesses lists the host processes of the Runner called name: its
+// sandboxes' pid 1s (their command line carries the name) and every
+// process below them. Orphans inside a sandbox are re-parented to its
+// pid 1, so nothing of a live sandbox escapes the walk, and nothing
+// outlives a dead pid 1 (the kernel kills its pid namespace). Neither the
+// uid (rootless: the gateway's own) nor a uid range (shared by other
+// Runners on the machine) attributes a process to one Runner.
+func runnerProcesses(name string) []string {
+	parent := map[int]int{}
+	var roots []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -209,16 +219,31 @@ func processesInRange(base uint32) []string {
 		if err != nil {
 			continue
 		}
-		for _, line := range strings.Split(string(status), "\n") {
-			fields := strings.Fields(line)
-			if len(fields) < 2 || fields[0] != "Uid:" {
-				continue
-			}
-			uid, _ := strconv.ParseUint(fields[1], 10, 32)
-			if uid >= uint64(base) && uid < uint64(base)+uidMapSize {
-				out = append(out, fmt.Sprintf("pid %d uid %d", pid, uid))
+		parent[pid] = statusField(string(status), "PPid:")
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(string(cmdline), initVerb+"\x00"+name) {
+			roots = append(roots, pid)
+		}
+	}
+	var out []string
+	for pid := range parent {
+		for p, hops := pid, 0; p > 1 && hops < 64; p, hops = parent[p], hops+1 {
+			if slices.Contains(roots, p) {
+				out = append(out, fmt.Sprintf("pid %d (sandbox pid 1: %d)", pid, p))
+				break
 			}
 		}
 	}
+	slices.Sort(out)
 	return out
+}
+
+func statusField(status, key string) int {
+	for line := range strings.Lines(status) {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }

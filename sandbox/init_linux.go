@@ -43,6 +43,9 @@ func runInit() {
 	// this thread, which stays locked for good.
 	runtime.LockOSThread()
 	p := &initProc{status: os.NewFile(fdStatus, "status")}
+	if err := shieldInit(); err != nil {
+		p.fail(err)
+	}
 	// Python gets exactly the descriptors ForkExec hands it: not the
 	// originals of fds 3..7, nor anything the gateway inherited without
 	// close-on-exec from whoever started it.
@@ -120,6 +123,9 @@ func (p *initProc) spawn() (abi, pid int, err error) {
 	if err := dropBoundingSet(); err != nil {
 		return 0, 0, err
 	}
+	if err := clearInheritable(); err != nil {
+		return 0, 0, err
+	}
 	if abi, err = restrictLandlock(); err != nil {
 		return 0, 0, err
 	}
@@ -131,14 +137,20 @@ func (p *initProc) spawn() (abi, pid int, err error) {
 		Env:   sandboxEnv,
 		Files: []uintptr{0, fdLog, fdLog, fdJob, fdResult},
 		Sys: &syscall.SysProcAttr{
-			Setsid:     true,
-			Credential: &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID, Groups: []uint32{}},
+			Setsid: true,
+			// Rootless: setgroups is denied in the user namespace, and
+			// the supplementary groups stay what they were.
+			Credential: &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID, Groups: []uint32{}, NoSetGroups: setgroupsDenied()},
 		},
 	}
 	argv := []string{p.cfg.Python, "-I", "-B", bootScript}
 	pid, err = syscall.ForkExec(p.cfg.Python, argv, attr)
 	if err != nil {
 		return 0, 0, fmt.Errorf("start %s: %w", p.cfg.Python, err)
+	}
+	if err := limitPython(pid, &p.cfg); err != nil {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		return 0, 0, err
 	}
 	for _, fd := range []int{fdLog, fdJob, fdResult} {
 		_ = unix.Close(fd)

@@ -1,14 +1,18 @@
 package sandbox
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,7 +45,15 @@ def main(args):
 	}
 	assert.Equal(t, "1000 1000 1000 1000", st["Uid"])
 	assert.Equal(t, "1000 1000 1000 1000", st["Gid"])
-	assert.Empty(t, out["groups"])
+	if r.mode == ModeRoot {
+		assert.Empty(t, out["groups"])
+	} else {
+		// A user namespace cannot drop the gateway's supplementary
+		// groups; unmapped, they show as the overflow gid.
+		for _, g := range out["groups"].([]any) {
+			assert.Equal(t, 65534.0, g)
+		}
+	}
 	assert.Equal(t, hostname, out["hostname"])
 	assert.Equal(t, "/workspace", out["cwd"])
 	// Only pid 1 (the reaper) and Python itself.
@@ -75,8 +87,12 @@ func TestIsolationHostFilesInvisible(t *testing.T) {
 	}
 	exe, err := os.Executable()
 	require.NoError(t, err)
+	home, err := os.UserHomeDir()
+	if err != nil || slices.Contains([]string{"/", "/tmp", workspacePath}, filepath.Clean(home)) {
+		home = t.TempDir() // a path the sandbox has a directory of its own at says nothing
+	}
 	paths := []string{
-		filepath.Join(dir, "data/blobs/blob-1"), filepath.Join(dir, "skills/acme/skill.toml"), dir,
+		filepath.Join(dir, "data/blobs/blob-1"), filepath.Join(dir, "skills/acme/skill.toml"), dir, home,
 		"/etc/shadow", "/root", "/home", "/var", "/sys", "/boot", "/srv", r.dir, r.cfg.WorkDir, exe,
 		"/proc/1/root/etc/shadow", "/proc/1/environ", "/proc/1/cwd", "/job/../etc/shadow", "/oldroot",
 		"/proc/kcore", "/proc/sysrq-trigger",
@@ -207,7 +223,7 @@ func TestIsolationHostProcesses(t *testing.T) {
 		_ = sleeper.Wait()
 	}()
 	code := `
-import os, signal
+import ctypes, os, signal, time
 
 def attempt(fn):
     try:
@@ -220,8 +236,17 @@ def main(args):
     out = {}
     for pid in args["pids"]:
         out[str(pid)] = attempt(lambda: os.kill(pid, signal.SIGKILL))
-    out["init"] = attempt(lambda: os.kill(1, signal.SIGKILL))
+    for sig in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGSEGV", "SIGABRT", "SIGPIPE", "SIGKILL"):
+        out["init " + sig] = attempt(lambda: os.kill(1, getattr(signal, sig)))
     out["group"] = attempt(lambda: os.killpg(1, signal.SIGKILL))
+    libc = ctypes.CDLL(None, use_errno=True)
+    for name, pid in (("gateway", args["pids"][1]), ("init", 1)):
+        ctypes.set_errno(0)
+        rc = libc.ptrace(ctypes.c_long(16), ctypes.c_long(pid), None, None)  # PTRACE_ATTACH
+        out["ptrace " + name] = ctypes.get_errno() if rc != 0 else "attached"
+    # Were pid 1 to die of any of them, the kernel would kill this
+    # process with its pid namespace and the run would not complete.
+    time.sleep(0.2)
     return out
 `
 	pids := []int{sleeper.Process.Pid, os.Getpid(), os.Getppid()}
@@ -229,9 +254,89 @@ def main(args):
 	for _, pid := range pids {
 		assert.NotEqual(t, "ok", out[strconv.Itoa(pid)], "pid %d", pid)
 	}
-	assert.Equal(t, "PermissionError", out["init"], "the reaper cannot be killed from inside")
+	if r.mode == ModeRoot {
+		// Rootless, pid 1 shares Python's host uid: the signals are
+		// allowed, and pid 1 ignores them (the run completed).
+		assert.Equal(t, "PermissionError", out["init SIGKILL"], "the reaper cannot be killed from inside")
+	}
 	assert.NotEqual(t, "ok", out["group"])
+	for _, who := range []string{"gateway", "init"} {
+		assert.Equal(t, float64(unix.EPERM), out["ptrace "+who], "ptrace %s", who)
+	}
 	assert.NoError(t, sleeper.Process.Signal(syscall.Signal(0)), "the host process survived")
+}
+
+// TestRunProcessesKeepDefaultSignals checks that neither what pid 1 does
+// to survive signals nor what the gateway was started with reaches Python:
+// its processes can be ended with SIGTERM (multiprocessing relies on it),
+// and Python ignores only what it ignores itself (SIGPIPE, SIGXFSZ). The
+// gateway here ignores SIGHUP and signal 32, as under nohup or a parent
+// that ignores everything: Go's runtime re-handles most signals in pid 1
+// by itself, but leaves these two (and 33) as it found them.
+func TestRunProcessesKeepDefaultSignals(t *testing.T) {
+	signal.Ignore(syscall.SIGHUP)
+	defer signal.Reset(syscall.SIGHUP)
+	ign := kernelSigaction{handler: sigIgn}
+	var old kernelSigaction
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, 32, uintptr(unsafe.Pointer(&ign)),
+		uintptr(unsafe.Pointer(&old)), unsafe.Sizeof(old.mask), 0, 0)
+	require.Zero(t, errno)
+	defer unix.RawSyscall6(unix.SYS_RT_SIGACTION, 32, uintptr(unsafe.Pointer(&old)), 0, unsafe.Sizeof(old.mask), 0, 0)
+	r := ownRunner(t, nil)
+	code := `
+import subprocess
+
+def main(args):
+    with open("/proc/self/status") as f:
+        ign = [l.split()[1] for l in f if l.startswith("SigIgn:")][0]
+    p = subprocess.Popen(["/bin/sleep", "60"])
+    p.terminate()
+    return {"ignored": ign, "child": p.wait()}
+`
+	out := output(t, run(t, r, code, nil))
+	ignored := uint64(1)<<(unix.SIGPIPE-1) | uint64(1)<<(unix.SIGXFSZ-1)
+	assert.Equal(t, fmt.Sprintf("%016x", ignored), out["ignored"])
+	assert.Equal(t, -float64(unix.SIGTERM), out["child"])
+}
+
+// TestIsolationInitIsShielded reaches for pid 1 (the gateway binary, with
+// capabilities in the sandbox's user namespace) through /proc. Rootless,
+// it runs as Python's own host uid: only its being non-dumpable keeps its
+// memory and binary closed.
+func TestIsolationInitIsShielded(t *testing.T) {
+	r := sharedRunner(t)
+	code := `
+import os
+
+def attempt(fn):
+    try:
+        fn()
+        return "ok"
+    except OSError as e:
+        return type(e).__name__
+
+def read(path):
+    with open(path, "rb") as f:
+        f.read(64)
+
+def write_mem():
+    with open("/proc/1/mem", "r+b") as f:
+        f.write(b"x")
+
+def main(args):
+    out = {p: attempt(lambda: read(p)) for p in
+           ("/proc/1/exe", "/proc/1/mem", "/proc/1/environ", "/proc/1/maps", "/proc/1/auxv")}
+    out["write /proc/1/mem"] = attempt(write_mem)
+    out["list /proc/1/root"] = attempt(lambda: os.listdir("/proc/1/root"))
+    out["list /proc/1/fd"] = attempt(lambda: os.listdir("/proc/1/fd"))
+    out["readlink /proc/1/exe"] = attempt(lambda: os.readlink("/proc/1/exe"))
+    return out
+`
+	out := output(t, run(t, r, code, nil))
+	require.NotEmpty(t, out)
+	for what, got := range out {
+		assert.NotEqual(t, "ok", got, what)
+	}
 }
 
 // TestIsolationSeccomp calls denied syscalls by number (this architecture's

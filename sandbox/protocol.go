@@ -54,6 +54,9 @@ type initConfig struct {
 	OpenFiles      int    `json:"open_files"`
 	FileSizeBytes  int64  `json:"file_size_bytes"`
 	CPUSeconds     int64  `json:"cpu_seconds"` // hard RLIMIT_CPU until the job lowers it
+	// Without a cgroup: RLIMIT_AS/RLIMIT_DATA and RLIMIT_NPROC of Python.
+	RlimitMemory int64 `json:"rlimit_memory,omitempty"`
+	RlimitProcs  int   `json:"rlimit_procs,omitempty"`
 }
 
 // Status events of pid 1.

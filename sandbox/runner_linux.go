@@ -25,12 +25,16 @@ const refillDelay = 25 * time.Millisecond
 // use.
 type Runner struct {
 	cfg     Config
+	mode    Mode // root or rootless
 	log     zerolog.Logger
-	name    string // skillgate-<pid>-<random>: work dir and parent cgroup
-	dir     string // WorkDir/name
-	libDir  string // the Python runtime, bound read-only into every sandbox
-	cgroups *cgroupTree
-	seq     atomic.Uint64
+	name    string      // skillgate-<pid>-<random>: work dir and parent cgroup
+	dir     string      // WorkDir/name
+	libDir  string      // the Python runtime, bound read-only into every sandbox
+	cgroups *cgroupTree // nil: rlimits stand in (rootless without a writable cgroup)
+	// cgroupErr says why no cgroup could be used (rootless only).
+	cgroupErr   error
+	enforcement Enforcement
+	seq         atomic.Uint64
 
 	sem     chan struct{} // one token per running run
 	queued  atomic.Int64
@@ -57,26 +61,62 @@ func New(cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	if err := preflight(&cfg); err != nil {
+	mode, err := resolveMode(cfg.Mode, os.Geteuid())
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	r, err := newRunner(cfg)
+	check := preflight
+	if mode == ModeRootless {
+		check = preflightRootless
+	}
+	if err := check(&cfg); err != nil {
+		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
+	}
+	r, err := newRunner(cfg, mode)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.selfCheck(); err != nil {
+	err = r.selfCheck()
+	if err != nil && r.mode == ModeRootless && r.cgroups != nil {
+		// A delegated cgroup can be writable and still refuse to take
+		// the sandbox (delegation rules on moving processes): rlimits
+		// are what this mode falls back to anyway.
+		r.log.Warn().Err(err).Msg("sandbox: runs cannot use the delegated cgroup; limiting them with rlimits")
+		r.dropCgroups(fmt.Errorf("the cgroup failed the self-check: %w", err))
+		err = r.selfCheck()
+	}
+	if err != nil {
 		close(r.refillDone) // the refiller never started
 		_ = r.Close()
-		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
+		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
 	}
-	r.log.Info().Int("workers", cfg.Workers).Int("warm_pool", cfg.WarmPool).
-		Int("landlock_abi", r.landlockABI).Bool("cgroup_v2", r.cgroups.layout.v2).
-		Str("python", cfg.Python).Msg("sandbox ready")
-	if r.landlockABI == 0 {
-		r.log.Warn().Msg("sandbox: Landlock unavailable; the filesystem relies on the mount namespace alone")
-	}
+	r.enforcement = r.describe()
+	r.logReady()
 	go r.refiller()
 	return r, nil
+}
+
+// logReady states at start-up what enforces each limit and what does not.
+func (r *Runner) logReady() {
+	ev := r.log.Info().Int("workers", r.cfg.Workers).Int("warm_pool", r.cfg.WarmPool).
+		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python)
+	for _, kv := range r.enforcement.Pairs() {
+		if kv[0] != "gap" {
+			ev = ev.Str(kv[0], kv[1])
+		}
+	}
+	ev.Msg("sandbox ready")
+	for _, gap := range r.enforcement.Gaps {
+		r.log.Warn().Str("mode", string(r.mode)).Msg("sandbox: " + gap)
+	}
+}
+
+// Enforcement reports which mechanism enforces each limit and isolation
+// layer, as verified by the start-up self-check.
+func (r *Runner) Enforcement() Enforcement {
+	e := r.enforcement
+	e.Gaps = append([]string(nil), e.Gaps...)
+	return e
 }
 
 // CheckIsolation starts one sandbox, verifies it and cleans up: the
@@ -90,15 +130,12 @@ func CheckIsolation(cfg Config) error {
 	return r.Close()
 }
 
-func newRunner(cfg Config) (*Runner, error) {
-	layout, err := loadCgroupLayout()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
-	}
+func newRunner(cfg Config, mode Mode) (*Runner, error) {
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	r := &Runner{
 		cfg:        cfg,
+		mode:       mode,
 		log:        cfg.Logger,
 		name:       cgroupPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]),
 		sem:        make(chan struct{}, cfg.Workers),
@@ -110,21 +147,62 @@ func newRunner(cfg Config) (*Runner, error) {
 	if err := r.makeWorkDir(); err != nil {
 		return nil, err
 	}
-	limits := cgroupLimits{memory: cfg.MemoryBytes, pids: cfg.Pids}
-	if r.cgroups, err = newCgroupTree(layout, r.name, limits); err != nil {
+	if err := r.openCgroups(); err != nil {
 		_ = os.RemoveAll(r.dir)
 		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	r.cgroups.sweepStale()
 	return r, nil
+}
+
+// openCgroups creates the Runner's parent cgroup. Root mode requires one;
+// rootless mode uses one when the gateway's cgroup is delegated to its
+// user, and falls back to rlimits otherwise.
+func (r *Runner) openCgroups() error {
+	if r.cfg.forceRlimits {
+		r.cgroupErr = errors.New("rlimits forced")
+		return nil
+	}
+	layout, err := loadCgroupLayout()
+	if err == nil {
+		limits := cgroupLimits{memory: r.cfg.MemoryBytes, pids: r.cfg.Pids}
+		r.cgroups, err = newCgroupTree(layout, r.name, limits)
+	}
+	switch {
+	case err == nil:
+		r.cgroups.sweepStale()
+		return nil
+	case r.mode == ModeRoot:
+		return err
+	}
+	r.dropCgroups(err) // a tree may have been created, then refused its controllers
+	return nil
+}
+
+// dropCgroups makes the Runner limit runs with rlimits from now on.
+func (r *Runner) dropCgroups(why error) {
+	if r.cgroups != nil {
+		_ = r.cgroups.close()
+	}
+	r.cgroups, r.cgroupErr = nil, why
 }
 
 // makeWorkDir creates WorkDir/<name> (traversable, not listable, by the
 // sandboxes' uids), removes directories of dead Runners and installs the
 // Python runtime.
 func (r *Runner) makeWorkDir() error {
-	if err := os.MkdirAll(r.cfg.WorkDir, 0o711); err != nil {
+	// Root mode: the sandboxes' uids traverse it. Rootless: they are the
+	// gateway's own uid, and nobody else needs in.
+	mode := os.FileMode(0o711)
+	if r.mode == ModeRootless {
+		mode = 0o700
+	}
+	if err := os.MkdirAll(r.cfg.WorkDir, mode); err != nil {
 		return fmt.Errorf("work dir: %w", err)
+	}
+	if r.mode == ModeRootless {
+		if err := checkOwnWorkDir(r.cfg.WorkDir); err != nil {
+			return err
+		}
 	}
 	entries, _ := os.ReadDir(r.cfg.WorkDir)
 	for _, e := range entries {
@@ -133,11 +211,11 @@ func (r *Runner) makeWorkDir() error {
 		}
 	}
 	r.dir = filepath.Join(r.cfg.WorkDir, r.name)
-	if err := os.Mkdir(r.dir, 0o711); err != nil {
+	if err := os.Mkdir(r.dir, mode); err != nil {
 		return fmt.Errorf("work dir: %w", err)
 	}
 	for _, d := range []string{r.cfg.WorkDir, r.dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
+		if err := os.Chmod(d, mode); err != nil {
 			return fmt.Errorf("work dir: %w", err)
 		}
 	}

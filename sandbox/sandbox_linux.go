@@ -114,8 +114,10 @@ func (r *Runner) spawn() (*sandbox, error) {
 func (r *Runner) makeSandboxDir(sb *sandbox) error {
 	err := mkdirMode(sb.dir, 0o700)
 	if err == nil {
-		err = errors.Join(mkdirMode(filepath.Join(sb.dir, "root"), 0o755), mkdirMode(sb.jobDir, 0o755),
-			os.Chown(sb.dir, int(r.cfg.UIDBase), int(r.cfg.UIDBase)))
+		err = errors.Join(mkdirMode(filepath.Join(sb.dir, "root"), 0o755), mkdirMode(sb.jobDir, 0o755))
+	}
+	if err == nil && r.mode == ModeRoot {
+		err = os.Chown(sb.dir, int(r.cfg.UIDBase), int(r.cfg.UIDBase))
 	}
 	if err != nil {
 		_ = os.RemoveAll(sb.dir)
@@ -137,6 +139,9 @@ func (sb *sandbox) start(r *Runner) error {
 	if err == nil {
 		sb.cmd = r.initCommand(p.child)
 		err = sb.startLocked()
+	}
+	if err != nil && r.mode == ModeRootless {
+		err = explainSpawn(err)
 	}
 	if err != nil {
 		if p != nil {
@@ -173,15 +178,20 @@ func (sb *sandbox) start(r *Runner) error {
 }
 
 func (r *Runner) initCommand(child [5]*os.File) *exec.Cmd {
-	cmd := exec.Command("/proc/self/exe", initVerb)
+	// The Runner's name marks its pid 1s (in ps, and for the tests'
+	// leftover checks); pid 1 ignores it.
+	cmd := exec.Command("/proc/self/exe", initVerb, r.name)
 	cmd.Env = []string{"GOMAXPROCS=1"}
 	cmd.ExtraFiles = child[:]
 	cmd.Stderr = child[1] // a crash report of pid 1 reaches the status reader
+	if r.mode == ModeRootless {
+		cmd.SysProcAttr = rootlessAttr()
+		return cmd
+	}
 	base := int(r.cfg.UIDBase)
 	idMap := []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: uidMapSize}}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		Cloneflags:                 cloneFlags,
 		UidMappings:                idMap,
 		GidMappings:                idMap,
 		GidMappingsEnableSetgroups: true,
@@ -195,7 +205,7 @@ func (r *Runner) initCommand(child [5]*os.File) *exec.Cmd {
 }
 
 func (r *Runner) initConfig(sb *sandbox) initConfig {
-	return initConfig{
+	c := initConfig{
 		RootDir:        filepath.Join(sb.dir, "root"),
 		JobDir:         sb.jobDir,
 		LibDir:         r.libDir,
@@ -206,6 +216,8 @@ func (r *Runner) initConfig(sb *sandbox) initConfig {
 		FileSizeBytes:  r.cfg.FileSizeBytes,
 		CPUSeconds:     cpuSeconds(max(r.cfg.CPUTime, r.cfg.MaxTimeout), 0) + 2,
 	}
+	c.RlimitMemory, c.RlimitProcs = r.rlimitsFor()
+	return c
 }
 
 // startLocked starts pid 1 from a goroutine that keeps its OS thread for

@@ -29,6 +29,9 @@ func CheckIsolation(cfg Config) error { return unsupported() }
 // Run never runs anything off Linux.
 func (r *Runner) Run(ctx context.Context, job Job) (*Result, error) { return nil, ErrClosed }
 
+// Enforcement is empty off Linux.
+func (r *Runner) Enforcement() Enforcement { return Enforcement{} }
+
 // Stats is always empty off Linux.
 func (r *Runner) Stats() Stats { return Stats{} }
 

@@ -40,6 +40,7 @@ type serveConfig struct {
 	MaxBlobStoreBytes int64
 	BlobTTL           time.Duration
 	Python            string
+	SandboxMode       string
 	SandboxWorkers    int
 	SandboxWarmPool   int
 	SandboxUIDBase    uint32
@@ -92,6 +93,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.DurationVar(&c.BlobTTL, "blob-ttl", blob.DefaultTTL, "blobs older than this are removed (0: keep forever)")
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
+	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
 	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
 	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: two per worker; 0: cold starts)")
 	fs.Uint32Var(&c.SandboxUIDBase, "sandbox-uid-base", sd.UIDBase, "first host uid of the 65536-id range sandboxes map to")
@@ -196,6 +198,9 @@ func (c *serveConfig) validate() error {
 	if c.SandboxWorkers < 0 {
 		errs = append(errs, errors.New("--sandbox-workers must not be negative"))
 	}
+	if _, err := sandbox.ParseMode(c.SandboxMode); err != nil {
+		errs = append(errs, fmt.Errorf("--sandbox-mode must be auto, root or rootless, not %q", c.SandboxMode))
+	}
 	if c.MaxBlobSize <= 0 {
 		errs = append(errs, errors.New("--max-blob-size must be positive"))
 	}
@@ -243,6 +248,7 @@ func (c *serveConfig) session() session.Config {
 func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s := sandbox.DefaultConfig()
 	s.Python = c.Python
+	s.Mode, _ = sandbox.ParseMode(c.SandboxMode) // validated
 	s.Workers = c.SandboxWorkers
 	s.QueueSize = 4 * c.SandboxWorkers
 	s.WarmPool = c.SandboxWarmPool

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,3 +121,24 @@ const operationsPage = "../../docs/operations.md"
 
 // flagRowRE matches a row of the flag table: "| `--name` |".
 var flagRowRE = regexp.MustCompile("(?m)^\\| `--([a-z0-9-]+)` \\|")
+
+func TestSandboxModeFlag(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	assert.Equal(t, "auto", cfg.SandboxMode)
+	for _, mode := range []string{"auto", "root", "rootless"} {
+		cfg, err := parseServe(t, "--sandbox-mode", mode)
+		require.NoError(t, err)
+		require.NoError(t, cfg.validate(), mode)
+		assert.Equal(t, mode, string(cfg.sandbox(zerolog.Nop()).Mode))
+	}
+	t.Setenv("SKILLGATE_SANDBOX_MODE", "rootless")
+	cfg, err = parseServe(t)
+	require.NoError(t, err)
+	assert.Equal(t, "rootless", cfg.SandboxMode, "from the environment")
+	for _, bad := range []string{"ROOT", "userns", "root rootless"} {
+		cfg, err := parseServe(t, "--sandbox-mode", bad)
+		require.NoError(t, err)
+		assert.ErrorContains(t, cfg.validate(), "--sandbox-mode must be auto, root or rootless", "%q", bad)
+	}
+}

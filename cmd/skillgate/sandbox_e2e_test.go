@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -170,4 +171,47 @@ func TestExecutionThroughTheGateway(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestReadyzSaysWhatEnforcesTheLimits starts the gateway in the mode this
+// process can run (rootless when the tests run as an ordinary user) and
+// reads the sandbox's enforcement report from /readyz and the log.
+func TestReadyzSaysWhatEnforcesTheLimits(t *testing.T) {
+	requireSandbox(t)
+	mode := "root"
+	if os.Geteuid() != 0 {
+		mode = "rootless"
+	}
+	g := startGateway(t, "--sandbox-mode", mode, "--sandbox-workers", "1", "--sandbox-warm-pool", "0")
+	resp, err := http.Get("http://" + g.addrs["metrics"] + "/readyz")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	for _, want := range []string{"ready\n", "sandbox.mode: " + mode + "\n", "sandbox.memory: ", "sandbox.processes: ", "sandbox.cpu: RLIMIT_CPU", "sandbox.syscalls: seccomp"} {
+		assert.Contains(t, string(body), want)
+	}
+	c := rpcClient{t: t, url: "http://" + g.addrs["http"] + "/rpc"}
+	r := c.run("run_code", `{"language":"python","code":"import os\ndef main(a):\n    return os.getuid()"}`)
+	assert.Equal(t, "completed", r.Status, "%+v", r.Error)
+	assert.JSONEq(t, "1000", string(r.Output))
+}
+
+func TestServeRefusesAModeItCannotRun(t *testing.T) {
+	requireSandbox(t)
+	mode := "rootless"
+	if os.Geteuid() != 0 {
+		mode = "root"
+	}
+	g := startGateway(t, "--sandbox-mode", mode)
+	resp, err := http.Get("http://" + g.addrs["metrics"] + "/readyz")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(body), "sandbox: unavailable: ")
+	assert.Contains(t, string(body), mode+" sandbox mode")
+	c := rpcClient{t: t, url: "http://" + g.addrs["http"] + "/rpc"}
+	_, code := c.call("run_code", `{"language":"python","code":"def main(a):\n    return 1"}`)
+	assert.Equal(t, "SANDBOX_UNAVAILABLE", code)
 }

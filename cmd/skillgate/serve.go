@@ -110,6 +110,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	go sweepUploads(ctx, uploads, log.With().Str("component", "blobs").Logger())
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
+	g.health.SetDetails(sandboxDetails(g.runner, unavailable))
 	sc := cfg.session()
 	sc.Logger = log.With().Str("component", "session").Logger()
 	sc.Metrics = g.metrics

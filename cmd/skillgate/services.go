@@ -131,6 +131,20 @@ func openSandbox(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (*san
 	return runner, ""
 }
 
+// sandboxDetails is what /readyz says about execution: which mechanism
+// enforces each limit (as the sandbox's self-check found it), or why runs
+// are refused.
+func sandboxDetails(r *sandbox.Runner, unavailable string) string {
+	if r == nil {
+		return "sandbox: unavailable: " + strings.Join(strings.Fields(unavailable), " ")
+	}
+	var b strings.Builder
+	for _, kv := range r.Enforcement().Pairs() {
+		fmt.Fprintf(&b, "sandbox.%s: %s\n", kv[0], kv[1])
+	}
+	return b.String()
+}
+
 // openS3 opens the s3:// --blob-store, with credentials from the standard
 // AWS variables and files.
 func openS3(ctx context.Context, cfg *serveConfig, log zerolog.Logger) (blob.Store, error) {

@@ -1,0 +1,190 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// resolveMode turns ModeAuto into root or rootless and refuses a mode the
+// process cannot honour.
+func resolveMode(m Mode, euid int) (Mode, error) {
+	switch {
+	case m == "" || m == ModeAuto:
+		if euid == 0 {
+			return ModeRoot, nil
+		}
+		return ModeRootless, nil
+	case m == ModeRoot && euid != 0:
+		return "", fmt.Errorf("root sandbox mode needs root to map a range of sandbox uids and create cgroups (running as uid %d); use rootless or auto", euid)
+	case m == ModeRootless && euid == 0:
+		// The run's uid would map to host uid 0: the one uid whose
+		// files a run must never own.
+		return "", errors.New("rootless sandbox mode maps the run onto the gateway's own uid, and this gateway runs as root; use root or auto, or run the gateway as an unprivileged user")
+	}
+	return m, nil
+}
+
+// initCaps are what a rootless pid 1 keeps across its execve (as ambient
+// capabilities of its user namespace): enough to build the root, set the
+// hostname and drop the bounding set. Python gets none of them.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+
+// rootlessAttr clones pid 1 into a user namespace where the sandbox uid
+// (1000, as in root mode) is the gateway's own uid: an unprivileged process
+// may map exactly that one id, and must deny setgroups to map its gid.
+func rootlessAttr() *syscall.SysProcAttr {
+	uidMap := []syscall.SysProcIDMap{{ContainerID: sandboxUID, HostID: os.Getuid(), Size: 1}}
+	gidMap := []syscall.SysProcIDMap{{ContainerID: sandboxUID, HostID: os.Getgid(), Size: 1}}
+	return &syscall.SysProcAttr{
+		Cloneflags:  cloneFlags,
+		UidMappings: uidMap,
+		GidMappings: gidMap,
+		AmbientCaps: initCaps,
+		Pdeathsig:   syscall.SIGKILL,
+		Setsid:      true,
+	}
+}
+
+const cloneFlags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+	syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+
+// preflightRootless checks what a rootless sandbox needs from the host;
+// the self-check then proves it by starting one.
+func preflightRootless(cfg *Config) error {
+	if err := checkUserNamespaces(maxUserNamespaces); err != nil {
+		return err
+	}
+	if n, err := readInt(unprivUsernsClone); err == nil && n == 0 {
+		return fmt.Errorf("unprivileged user namespaces are disabled: %s=0 (set it to 1, or run the gateway as root)", unprivUsernsClone)
+	}
+	if err := checkSeccompSupport(); err != nil {
+		return err
+	}
+	if hostArch.audit == 0 {
+		return errors.New("no seccomp filter for this architecture")
+	}
+	return checkPython(cfg.Python)
+}
+
+// Knobs that decide whether an unprivileged user may create a user
+// namespace (Debian's and Ubuntu's).
+const (
+	unprivUsernsClone    = "/proc/sys/kernel/unprivileged_userns_clone"
+	apparmorRestrictUser = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
+)
+
+// explainSpawn adds the likely cause to a rootless start that the kernel
+// refused.
+func explainSpawn(err error) error {
+	if !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.ENOSPC) {
+		return err
+	}
+	hint := "unprivileged user namespaces are refused here: check user.max_user_namespaces, " +
+		"kernel.unprivileged_userns_clone, the container's seccomp profile (it must allow clone with CLONE_NEWUSER, " +
+		"mount, pivot_root, unshare) and AppArmor"
+	if n, rerr := readInt(apparmorRestrictUser); rerr == nil && n == 1 {
+		hint = apparmorRestrictUser + "=1 strips capabilities from unprivileged user namespaces: " +
+			"load an AppArmor profile for the gateway that allows \"userns,\", or set it to 0"
+	}
+	return fmt.Errorf("%w (%s)", err, hint)
+}
+
+// checkOwnWorkDir refuses a work directory the gateway's user does not
+// own, or that others may write to: in rootless mode its content is only
+// as safe as that directory (another user could plant links in it).
+func checkOwnWorkDir(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("work dir: %w", err)
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	switch {
+	case !st.IsDir():
+		return fmt.Errorf("work dir %s is not a directory", dir)
+	case !ok || int(sys.Uid) != os.Geteuid():
+		return fmt.Errorf("work dir %s belongs to another user (it is $XDG_RUNTIME_DIR/%s, else $TMPDIR/%s-<uid>)", dir, defaultWorkName, defaultWorkName)
+	case st.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("work dir %s (mode %v) is writable by others", dir, st.Mode().Perm())
+	}
+	return nil
+}
+
+// describe fills the enforcement report from what the Runner set up.
+func (r *Runner) describe() Enforcement {
+	e := Enforcement{
+		Mode:       r.mode,
+		CPU:        fmt.Sprintf("RLIMIT_CPU per process (%s) and a wall-clock kill of the whole sandbox", cpuLimitText(r.cfg)),
+		Filesystem: "mount namespace with a private read-only root, size-limited tmpfs for /tmp and /workspace",
+		Network:    "empty network namespace; seccomp allows AF_UNIX sockets only",
+		Syscalls:   "seccomp deny-list, no capabilities, no_new_privs",
+	}
+	if r.landlockABI > 0 {
+		e.Filesystem += fmt.Sprintf("; Landlock ABI %d", r.landlockABI)
+		e.Network += "; Landlock denies TCP"
+	} else {
+		e.Gaps = append(e.Gaps, "no Landlock on this kernel: the filesystem relies on the mount namespace alone")
+	}
+	if r.mode == ModeRoot {
+		e.UIDs = fmt.Sprintf("sandbox uid %d = host uid %d (range %d-%d)", sandboxUID,
+			r.cfg.UIDBase+sandboxUID, r.cfg.UIDBase, uint64(r.cfg.UIDBase)+uidMapSize-1)
+	} else {
+		e.UIDs = fmt.Sprintf("sandbox uid %d = host uid %d (the gateway's own; the mount namespace and Landlock keep runs out of its files)",
+			sandboxUID, os.Getuid())
+		if groups, _ := os.Getgroups(); len(groups) > 0 && !(len(groups) == 1 && groups[0] == os.Getgid()) {
+			e.Gaps = append(e.Gaps, "runs keep the gateway's supplementary groups (a user namespace cannot drop them); run it as a user without extra groups")
+		}
+	}
+	r.describeLimits(&e)
+	return e
+}
+
+func (r *Runner) describeLimits(e *Enforcement) {
+	mem, pids := r.cfg.MemoryBytes>>20, r.cfg.Pids
+	if r.cgroups != nil {
+		kind := enforcedCgroupV1
+		if r.cgroups.layout.v2 {
+			kind = enforcedCgroupV2
+		}
+		e.Memory = fmt.Sprintf("%s memory limit per run (%d MiB, tmpfs included)", kind, mem)
+		e.Processes = fmt.Sprintf("%s pids limit per run (%d processes and threads)", kind, pids)
+		return
+	}
+	e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, addressSpaceFactor)
+	e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
+	why := "no writable cgroup"
+	if r.cgroupErr != nil {
+		why += " (" + firstLine(r.cgroupErr.Error()) + ")"
+	}
+	e.Gaps = append(e.Gaps,
+		why+": memory is bounded per process (a failed allocation), not per run: at most processes × memory, "+
+			"and tmpfs is bounded by its sizes only")
+}
+
+func cpuLimitText(cfg Config) string {
+	if cfg.CPUTime > 0 {
+		return cfg.CPUTime.String()
+	}
+	return "the run's timeout"
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// usesRlimits reports whether memory and processes are limited by rlimits.
+func (r *Runner) usesRlimits() bool { return r.cgroups == nil }
+
+// rlimitsFor returns the per-process limits pid 1 applies to Python when
+// no cgroup bounds the run.
+func (r *Runner) rlimitsFor() (memory int64, procs int) {
+	if !r.usesRlimits() {
+		return 0, 0
+	}
+	return r.cfg.MemoryBytes, r.cfg.Pids
+}

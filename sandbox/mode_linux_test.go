@@ -1,0 +1,155 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"": ModeAuto, "auto": ModeAuto, "root": ModeRoot, " rootless ": ModeRootless} {
+		got, err := ParseMode(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"Root", "user", "rootless,root", "\x00"} {
+		_, err := ParseMode(bad)
+		assert.ErrorIs(t, err, errInvalidConfig, bad)
+		assert.ErrorContains(t, err, "not auto, root or rootless")
+	}
+	cfg := DefaultConfig()
+	cfg.Mode = "sudo"
+	assert.ErrorContains(t, cfg.Validate(), `sandbox mode "sudo"`)
+}
+
+func TestResolveMode(t *testing.T) {
+	for _, tc := range []struct {
+		mode Mode
+		euid int
+		want Mode
+		err  string
+	}{
+		{ModeAuto, 0, ModeRoot, ""},
+		{"", 1000, ModeRootless, ""},
+		{ModeAuto, 1000, ModeRootless, ""},
+		{ModeRoot, 0, ModeRoot, ""},
+		{ModeRootless, 1000, ModeRootless, ""},
+		{ModeRoot, 1000, "", "root sandbox mode needs root"},
+		{ModeRootless, 0, "", "this gateway runs as root"},
+	} {
+		got, err := resolveMode(tc.mode, tc.euid)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, "%s as %d", tc.mode, tc.euid)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "%s as %d", tc.mode, tc.euid)
+	}
+}
+
+// TestNewRefusesTheWrongMode asks for the mode this process cannot run.
+func TestNewRefusesTheWrongMode(t *testing.T) {
+	cfg := testConfig()
+	cfg.Mode = ModeRootless
+	if os.Geteuid() != 0 {
+		cfg.Mode = ModeRoot
+	}
+	_, err := New(cfg)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "mode")
+}
+
+func TestCheckOwnWorkDir(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, checkOwnWorkDir(dir))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	assert.ErrorContains(t, checkOwnWorkDir(dir), "writable by others")
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	assert.ErrorContains(t, checkOwnWorkDir(file), "not a directory")
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(t.TempDir(), link))
+	assert.ErrorContains(t, checkOwnWorkDir(link), "not a directory", "a link is not followed")
+	assert.ErrorContains(t, checkOwnWorkDir(filepath.Join(dir, "absent")), "work dir")
+	if os.Geteuid() != 0 {
+		assert.ErrorContains(t, checkOwnWorkDir("/"), "belongs to another user")
+	}
+}
+
+func TestExplainSpawn(t *testing.T) {
+	other := errors.New("boom")
+	assert.Equal(t, other, explainSpawn(other))
+	err := explainSpawn(&os.SyscallError{Syscall: "clone", Err: unix.EPERM})
+	assert.ErrorContains(t, err, "user namespaces")
+}
+
+func TestEnforcementReport(t *testing.T) {
+	r := &Runner{mode: ModeRootless, cfg: testConfig(), landlockABI: 0, cgroupErr: errors.New("mkdir /sys/fs/cgroup/x: permission denied\nmore")}
+	r.cfg.CPUTime = 2 * time.Second
+	e := r.describe()
+	assert.Equal(t, ModeRootless, e.Mode)
+	assert.Contains(t, e.Memory, "RLIMIT_DATA")
+	assert.Contains(t, e.Processes, "RLIMIT_NPROC")
+	assert.Contains(t, e.CPU, "RLIMIT_CPU per process (2s)")
+	assert.Contains(t, e.UIDs, "the gateway's own")
+	text := e.String()
+	assert.Contains(t, text, "gap: no Landlock")
+	assert.Contains(t, text, "no writable cgroup (mkdir /sys/fs/cgroup/x: permission denied)")
+	assert.NotContains(t, text, "more")
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		assert.Regexp(t, `^[a-z]+: \S`, line)
+	}
+
+	r = &Runner{mode: ModeRoot, cfg: testConfig(), landlockABI: 6, cgroups: &cgroupTree{layout: &cgroupLayout{v2: true}}}
+	e = r.describe()
+	assert.Contains(t, e.Memory, "cgroup v2 memory limit per run (128 MiB")
+	assert.Contains(t, e.Processes, "cgroup v2 pids limit per run (64")
+	assert.Contains(t, e.Filesystem, "Landlock ABI 6")
+	assert.Contains(t, e.UIDs, "host uid 1000001000")
+	assert.Empty(t, e.Gaps)
+	e.Gaps = append(e.Gaps, "x")
+	assert.Empty(t, r.describe().Gaps)
+}
+
+// TestEnforcementOfThisProcess checks what a real Runner reports: the mode
+// follows the uid, and the limit mechanism is the one it uses.
+func TestEnforcementOfThisProcess(t *testing.T) {
+	r := sharedRunner(t)
+	e := r.Enforcement()
+	want := ModeRoot
+	if os.Geteuid() != 0 {
+		want = ModeRootless
+	}
+	assert.Equal(t, want, e.Mode)
+	if r.usesRlimits() {
+		assert.Contains(t, e.Memory, enforcedRlimit)
+	} else {
+		assert.Contains(t, e.Memory, "cgroup")
+	}
+	e.Gaps = append(e.Gaps, "changed")
+	assert.NotContains(t, r.Enforcement().Gaps, "changed", "Enforcement returns a copy")
+}
+
+// TestDropCgroupsFallsBackToRlimits is what a rootless Runner does when its
+// delegated cgroup fails the self-check: the same Runner passes it again
+// with rlimits, and says so.
+func TestDropCgroupsFallsBackToRlimits(t *testing.T) {
+	r := ownRunner(t, nil)
+	if r.usesRlimits() {
+		t.Skip("no cgroup here to drop")
+	}
+	r.dropCgroups(errors.New("the cgroup failed the self-check: attach: permission denied"))
+	require.NoError(t, r.selfCheck())
+	e := r.describe()
+	assert.Contains(t, e.Memory, enforcedRlimit)
+	assert.Contains(t, e.String(), "attach: permission denied")
+	res := run(t, r, countForksAndThreads, nil)
+	assert.Less(t, output(t, res)["processes"], float64(r.cfg.Pids), "rlimits hold")
+}
