@@ -42,6 +42,19 @@ type PutOptions struct {
 	// OwnerQuota bounds the bytes of all blobs of Owner together, this one
 	// included; 0 means no bound.
 	OwnerQuota int64
+	// SHA256, when set (lowercase hex), is the content's expected digest:
+	// a Put whose content differs fails with ErrChecksumMismatch and keeps
+	// nothing. Knowing it up front lets a backend store the blob in one
+	// pass (S3 writes it straight to its key with the digest as metadata).
+	SHA256 string
+}
+
+// checkSum compares a computed digest with the expected one, if any.
+func checkSum(want, got string) error {
+	if want != "" && want != got {
+		return fmt.Errorf("content sha256 %s: %w", got, ErrChecksumMismatch)
+	}
+	return nil
 }
 
 // Blob is an open blob. It holds a lease: TTL cleanup never removes a blob

@@ -227,6 +227,9 @@ func (s *FSStore) write(ctx context.Context, id string, opts PutOptions, r io.Re
 	}
 	info := Info{ID: id, Kind: opts.Kind, Size: n, SHA256: hex.EncodeToString(h.Sum(nil)),
 		Created: s.opts.Now().UTC(), Owner: opts.Owner}
+	if err := checkSum(opts.SHA256, info.SHA256); err != nil {
+		return Info{}, err
+	}
 	if err := s.idx.admit(id, opts.Owner, n, opts.OwnerQuota); err != nil {
 		return Info{}, err
 	}

@@ -55,6 +55,10 @@ func (s *MemStore) Put(ctx context.Context, id string, opts PutOptions, r io.Rea
 	if err == nil && int64(len(data)) > s.max {
 		err = tooLarge(int64(len(data)), s.max)
 	}
+	sum := sha256.Sum256(data)
+	if err == nil {
+		err = checkSum(opts.SHA256, hex.EncodeToString(sum[:]))
+	}
 	if err == nil {
 		err = s.idx.admit(id, opts.Owner, int64(len(data)), opts.OwnerQuota)
 	}
@@ -62,7 +66,6 @@ func (s *MemStore) Put(ctx context.Context, id string, opts PutOptions, r io.Rea
 		s.idx.unreserve(id)
 		return Info{}, fmt.Errorf("put %s: %w", id, err)
 	}
-	sum := sha256.Sum256(data)
 	info := Info{ID: id, Kind: kind, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
 		Created: s.now().UTC(), Owner: opts.Owner}
 	s.idx.commit(&blobEntry{info: info, data: data})

@@ -241,10 +241,13 @@ func (u *Uploads) Finish(ctx context.Context, id string, opts PutOptions, sha256
 	if got := received(chunks); got != m.Size {
 		return Info{}, fmt.Errorf("finish upload: %d of %d bytes received: %w", got, m.Size, ErrInvalidUpload)
 	}
-	opts.Kind = m.Kind
+	opts.Kind, opts.SHA256 = m.Kind, strings.ToLower(sha256)
 	cr := &chunkReader{ctx: ctx, u: u, chunks: chunks}
 	info, err := u.store.Put(ctx, u.store.NewID(), opts, cr)
 	cr.close()
+	if errors.Is(err, ErrChecksumMismatch) {
+		u.remove(context.WithoutCancel(ctx), id)
+	}
 	if err != nil {
 		return Info{}, fmt.Errorf("finish upload: %w", err)
 	}

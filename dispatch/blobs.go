@@ -3,7 +3,9 @@ package dispatch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"strconv"
 
@@ -94,7 +96,10 @@ func (d *Dispatcher) createBlob(ctx context.Context, call *Call) (any, error) {
 				`; send text kinds as plain strings or set "encoding":"utf-8"`)
 		}
 	}
-	info, err := d.opts.Blobs.Put(ctx, d.opts.Blobs.NewID(), blobPut(call, kind), bytes.NewReader(data))
+	put := blobPut(call, kind)
+	sum := sha256.Sum256(data) // known up front, so a store can write in one pass
+	put.SHA256 = hex.EncodeToString(sum[:])
+	info, err := d.opts.Blobs.Put(ctx, d.opts.Blobs.NewID(), put, bytes.NewReader(data))
 	if errors.Is(err, blob.ErrInvalidKind) {
 		// A kind that passed NormalizeKind can still overflow the blob's
 		// fixed-size header once JSON-escaped next to a long owner name.

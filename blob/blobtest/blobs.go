@@ -139,6 +139,26 @@ func (s *suite) testAbortedPut(t *testing.T) {
 	assert.NoError(t, err)
 }
 
+func (s *suite) testExpectedSum(t *testing.T) {
+	for _, size := range []int{10, 3 << 20} { // one request, and multipart on S3
+		st, _, _ := s.store(t, 4<<20, 0)
+		data := bytes.Repeat([]byte("z"), size)
+		id := st.NewID()
+		_, err := st.Put(context.Background(), id, blob.PutOptions{Kind: "text/plain", SHA256: Sum([]byte("other"))}, bytes.NewReader(data))
+		assert.ErrorIs(t, err, blob.ErrChecksumMismatch)
+		_, err = st.Stat(context.Background(), id)
+		assert.ErrorIs(t, err, blob.ErrNotFound, "a mismatching blob is not kept")
+		info, err := st.Put(context.Background(), id, blob.PutOptions{Kind: "text/plain", SHA256: Sum(data)}, bytes.NewReader(data))
+		require.NoError(t, err)
+		assert.Equal(t, Sum(data), info.SHA256)
+		assert.Equal(t, int64(size), info.Size)
+		assert.Equal(t, data, readAll(t, st, id))
+		_, err = st.Put(context.Background(), st.NewID(), blob.PutOptions{Kind: "text/plain", SHA256: Sum(data)},
+			bytes.NewReader(make([]byte, 4<<20+1)))
+		assert.ErrorIs(t, err, blob.ErrTooLarge, "the limit holds with a digest too")
+	}
+}
+
 func (s *suite) testExists(t *testing.T) {
 	st, _, _ := s.store(t, 1<<20, 0)
 	info := put(t, st, "a", "text/plain", []byte("one"))

@@ -106,6 +106,7 @@ func Run(t *testing.T, open Open, opts Options) {
 	t.Run("SizeLimit", s.testSizeLimit)
 	t.Run("AbortedPut", s.testAbortedPut)
 	t.Run("Exists", s.testExists)
+	t.Run("ExpectedSum", s.testExpectedSum)
 	t.Run("TTLAndLeases", s.testTTL)
 	t.Run("Remove", s.testRemove)
 	t.Run("Owners", s.testOwners)

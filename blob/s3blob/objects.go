@@ -18,7 +18,7 @@ func (o objects) PutObject(ctx context.Context, key string, r io.Reader) error {
 		return fmt.Errorf("put object: %w", err)
 	}
 	src := &source{ctx: ctx, r: r, h: discard{}}
-	if err := o.s.stream(ctx, o.key(key), src); err != nil {
+	if err := o.s.stream(ctx, o.key(key), src, nil); err != nil {
 		return fmt.Errorf("put object %s: %w", key, err)
 	}
 	return nil

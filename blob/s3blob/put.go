@@ -47,7 +47,7 @@ func (s *Store) Put(ctx context.Context, id string, opts blob.PutOptions, r io.R
 		return blob.Info{}, fmt.Errorf("put %s: %w", id, err)
 	}
 	info := blob.Info{ID: id, Kind: kind, Owner: opts.Owner, Created: s.opts.Now().UTC()}
-	if err := s.write(ctx, &info, r); err != nil {
+	if err := s.write(ctx, &info, opts.SHA256, r); err != nil {
 		return blob.Info{}, fmt.Errorf("put %s: %w", id, err)
 	}
 	s.mu.Lock()
@@ -76,39 +76,50 @@ func (s *Store) unreserve(id string) {
 	s.mu.Unlock()
 }
 
-// write stages the content, then copies it into place with its metadata.
-func (s *Store) write(ctx context.Context, info *blob.Info, r io.Reader) error {
+// write stores the content at the blob's key. With the digest known up
+// front it streams straight there, the digest as metadata, and a content
+// that turns out different (or too large) fails the upload before it
+// completes, so nothing appears. Otherwise it stages the content, then
+// copies it into place with the digest it computed.
+func (s *Store) write(ctx context.Context, info *blob.Info, want string, r io.Reader) error {
 	h := sha256.New()
-	src := &source{ctx: ctx, r: io.LimitReader(r, s.opts.MaxBlobSize+1), h: h}
-	staging := s.root + "tmp/" + strings.TrimPrefix(info.ID, "blob:") + "-" + randHex()
-	cleanup := func() {
-		_ = s.c.RemoveObject(context.WithoutCancel(ctx), s.opts.Bucket, staging, minio.RemoveObjectOptions{})
+	src := &source{ctx: ctx, r: io.LimitReader(r, s.opts.MaxBlobSize+1), h: h, max: s.opts.MaxBlobSize, want: want}
+	if want != "" {
+		info.SHA256 = want
+		if err := s.stream(ctx, s.blobKey(info.ID), src, s.meta(info)); err != nil {
+			return err
+		}
+		info.Size = src.n
+		return nil
 	}
-	if err := s.stream(ctx, staging, src); err != nil {
-		cleanup()
+	staging := s.root + "tmp/" + strings.TrimPrefix(info.ID, "blob:") + "-" + randHex()
+	defer func() {
+		_ = s.c.RemoveObject(context.WithoutCancel(ctx), s.opts.Bucket, staging, minio.RemoveObjectOptions{})
+	}()
+	if err := s.stream(ctx, staging, src, nil); err != nil {
 		return err
 	}
-	defer cleanup()
-	if src.n > s.opts.MaxBlobSize {
-		return fmt.Errorf("more than %d bytes: %w", s.opts.MaxBlobSize, blob.ErrTooLarge)
-	}
 	info.Size, info.SHA256 = src.n, hex.EncodeToString(h.Sum(nil))
-	dst := minio.CopyDestOptions{Bucket: s.opts.Bucket, Object: s.blobKey(info.ID), ReplaceMetadata: true,
-		UserMetadata: map[string]string{
-			metaOwner: url.QueryEscape(info.Owner), metaKind: url.QueryEscape(info.Kind),
-			metaSHA256: info.SHA256, metaCreated: info.Created.Format(time.RFC3339Nano),
-		}}
+	dst := minio.CopyDestOptions{Bucket: s.opts.Bucket, Object: s.blobKey(info.ID), ReplaceMetadata: true, UserMetadata: s.meta(info)}
 	if _, err := s.c.ComposeObject(ctx, dst, minio.CopySrcOptions{Bucket: s.opts.Bucket, Object: staging}); err != nil {
 		return fmt.Errorf("s3 copy: %w", err)
 	}
 	return nil
 }
 
+// meta is a blob's object metadata.
+func (s *Store) meta(info *blob.Info) map[string]string {
+	return map[string]string{
+		metaOwner: url.QueryEscape(info.Owner), metaKind: url.QueryEscape(info.Kind),
+		metaSHA256: info.SHA256, metaCreated: info.Created.Format(time.RFC3339Nano),
+	}
+}
+
 // stream uploads src to key: small content in one PUT, the rest as a
 // multipart upload holding one part in memory. The reader's own error
 // wins over the client's report of it, so callers can match it.
-func (s *Store) stream(ctx context.Context, key string, src *source) error {
-	head := make([]byte, smallPut)
+func (s *Store) stream(ctx context.Context, key string, src *source, meta map[string]string) error {
+	head := make([]byte, smallPut+1)
 	n, err := io.ReadFull(src, head)
 	var body io.Reader
 	size := int64(-1)
@@ -121,7 +132,7 @@ func (s *Store) stream(ctx context.Context, key string, src *source) error {
 		body = io.MultiReader(bytes.NewReader(head), src)
 	}
 	_, err = s.c.PutObject(ctx, s.opts.Bucket, key, body, size, minio.PutObjectOptions{
-		PartSize: uint64(s.opts.PartSize), NumThreads: 1, ContentType: "application/octet-stream",
+		PartSize: uint64(s.opts.PartSize), NumThreads: 1, ContentType: "application/octet-stream", UserMetadata: meta,
 	})
 	if src.err != nil {
 		return src.err
@@ -135,17 +146,24 @@ func (s *Store) stream(ctx context.Context, key string, src *source) error {
 	return nil
 }
 
-// source counts and hashes what it reads, fails once ctx is done, and
-// keeps the first error of the reader.
+// source counts and hashes what it reads and fails once ctx is done. At
+// the end it fails instead of reporting EOF when the content passed max
+// or differs from the wanted digest, so that an upload in flight aborts.
+// It keeps its first error.
 type source struct {
-	ctx context.Context
-	r   io.Reader
-	h   hash.Hash
-	n   int64
-	err error
+	ctx  context.Context
+	r    io.Reader
+	h    hash.Hash
+	n    int64
+	max  int64  // 0: no limit
+	want string // expected lowercase hex SHA-256; "": any
+	err  error
 }
 
 func (s *source) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
 	if err := s.ctx.Err(); err != nil {
 		s.err = err
 		return 0, err
@@ -153,10 +171,26 @@ func (s *source) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	s.h.Write(p[:n])
 	s.n += int64(n)
-	if err != nil && err != io.EOF && s.err == nil {
+	switch {
+	case err == io.EOF:
+		err = s.atEnd()
+	case err != nil:
 		s.err = err
 	}
 	return n, err
+}
+
+// atEnd checks the whole content.
+func (s *source) atEnd() error {
+	switch {
+	case s.max > 0 && s.n > s.max:
+		s.err = fmt.Errorf("more than %d bytes: %w", s.max, blob.ErrTooLarge)
+	case s.want != "" && hex.EncodeToString(s.h.Sum(nil)) != s.want:
+		s.err = fmt.Errorf("content sha256 differs: %w", blob.ErrChecksumMismatch)
+	default:
+		return io.EOF
+	}
+	return s.err
 }
 
 func randHex() string {
