@@ -109,7 +109,7 @@ type lbClient struct {
 // dialLB connects through the balancer and initializes. While HAProxy
 // still starts, a connection can be refused or cut: those are retried
 // (a bounded number of times, as a client reconnecting would).
-func dialLB(t *testing.T, addr string) *lbClient {
+func dialLB(t testing.TB, addr string) *lbClient {
 	t.Helper()
 	var lastErr error
 	for range 200 {
@@ -137,7 +137,7 @@ func dialLB(t *testing.T, addr string) *lbClient {
 	return nil
 }
 
-func (l *lbClient) call(t *testing.T, method string, params any, out any) {
+func (l *lbClient) call(t testing.TB, method string, params any, out any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
