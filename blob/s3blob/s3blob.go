@@ -12,7 +12,10 @@
 //
 // # Writes
 //
-// A Put streams the content into a staging object under tmp/ (a multipart
+// A Put that knows its SHA-256 (PutOptions.SHA256) streams straight to
+// blobs/<id> with the metadata, and a content that turns out different or
+// too large fails the multipart upload before it completes. Otherwise a
+// Put streams the content into a staging object under tmp/ (a multipart
 // upload in parts of PartSize bytes, so memory stays at one part whatever
 // the blob's size; blobs under one part go up in one request), hashing it
 // on the way, then copies it server-side to blobs/<id> with the metadata
@@ -27,7 +30,9 @@
 // time of the server-side copy) not leased by this process, staging
 // objects and incomplete multipart uploads older than StagingTTL. Removing
 // an object that another replica removed first is no error in S3, so
-// replicas sweeping at once only repeat each other's work.
+// replicas sweeping at once only repeat each other's work. MinIO lists
+// incomplete multipart uploads only per object, so there a bucket
+// lifecycle rule (AbortIncompleteMultipartUpload) must clear them.
 //
 // # Limits
 //

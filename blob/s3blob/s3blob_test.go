@@ -2,6 +2,7 @@ package s3blob_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,6 +15,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(crashHelperEnv); spec != "" {
+		crashHelper(spec) // never returns: the parent test kills it
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))

@@ -58,7 +58,9 @@ func (s *Store) sweepStaging(ctx context.Context, cutoff time.Time) error {
 			_ = s.c.RemoveObject(ctx, s.opts.Bucket, oi.Key, minio.RemoveObjectOptions{})
 		}
 	}
-	for up := range s.c.ListIncompleteUploads(ctx, s.opts.Bucket, prefix, true) {
+	// Multipart uploads of killed writers: staged ones under tmp/, and
+	// direct ones under blobs/ (a Put that knew its digest).
+	for up := range s.c.ListIncompleteUploads(ctx, s.opts.Bucket, s.root, true) {
 		if up.Err != nil {
 			return fmt.Errorf("sweep staging uploads: %w", up.Err)
 		}
