@@ -279,9 +279,6 @@ func (c *serveConfig) validateBlobStore() error {
 		if _, _, err := s3blob.ParseURL(c.BlobStore); err != nil {
 			return fmt.Errorf("--blob-store: %w", err)
 		}
-		if c.DataDir != "" {
-			return errors.New("--blob-store s3://… keeps blobs in the bucket: drop --data-dir")
-		}
 		return nil
 	}
 	return fmt.Errorf("--blob-store must be empty, \"memory\" or s3://bucket/prefix, not %q", c.BlobStore)

@@ -152,6 +152,9 @@ func openS3(ctx context.Context, cfg *serveConfig, log zerolog.Logger) (blob.Sto
 	if err != nil {
 		return nil, fmt.Errorf("--blob-store: %w", err)
 	}
+	if cfg.DataDir != "" {
+		log.Info().Str("data_dir", cfg.DataDir).Msg("blobs are kept in the bucket; --data-dir is not used for them")
+	}
 	if cfg.MaxBlobStoreBytes > 0 {
 		log.Warn().Msg("--max-blob-store-bytes and identities' blob quotas are not enforced on an s3:// blob store; use a bucket quota")
 	}

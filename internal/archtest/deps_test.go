@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"blob/s3blob":           {"blob"},
 	"session":               {"transport", "metrics"},
 	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname"},
-	"deploy":                {},
+	"deploy":                {"internal/scaleouttest"},
 	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth"},
 	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
 }
@@ -98,5 +98,25 @@ func TestAllowedNamesRealPackages(t *testing.T) {
 		for _, d := range deps {
 			assert.Contains(t, pkgs, d, "allowed[%s] lists %s, which is not a package of the module", pkg, d)
 		}
+	}
+}
+
+// s3Client is the S3 client module: only the S3 blob backend talks to
+// object storage, so that the gateway's other packages (and every program
+// built without that backend) stay free of it.
+const s3Client = "github.com/minio/minio-go"
+
+func TestS3ClientOnlyInS3Backend(t *testing.T) {
+	for pkg, imports := range pkgImports(t) {
+		for _, imp := range imports {
+			if strings.HasPrefix(imp, s3Client) {
+				assert.Equal(t, "blob/s3blob", pkg, "%s must not import %s: only blob/s3blob talks to S3", pkg, imp)
+			}
+		}
+	}
+	for _, pkg := range []string{"blob", "blob/blobtest", "dispatch", "skills", "session", "transport", "sandbox", "metrics"} {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+		require.NoError(t, err)
+		assert.NotContains(t, string(out), s3Client, "%s must not depend on %s, even indirectly", pkg, s3Client)
 	}
 }
