@@ -1,7 +1,8 @@
 // Package scaleouttest starts the real outside parts the scale-out tests
 // need, on loopback: a MinIO server and HAProxy. The binaries come from
 // SKILLGATE_MINIO (default: minio on PATH, then
-// $HOME/.cache/skillgate/bin/minio, where .ci/install-scaleout builds it)
+// $HOME/.cache/skillgate/minio-<version>/minio, where .ci/install-scaleout
+// builds it)
 // and SKILLGATE_HAPROXY (default: haproxy on PATH). A test that needs a
 // missing binary is skipped, and fails instead when
 // SKILLGATE_REQUIRE_SCALEOUT=1 (CI), so CI never passes by skipping.
@@ -55,10 +56,12 @@ func missing(t testing.TB, why string) {
 	t.Skip(why)
 }
 
-// MinIOBinary finds the minio server binary.
+// MinIOBinary finds the minio server binary; besides SKILLGATE_MINIO and
+// PATH it looks where .ci/install-scaleout caches it.
 func MinIOBinary(t testing.TB) string {
 	home, _ := os.UserHomeDir()
-	return Binary(t, "SKILLGATE_MINIO", "minio", filepath.Join(home, ".cache", "skillgate", "bin", "minio"))
+	cached, _ := filepath.Glob(filepath.Join(home, ".cache", "skillgate", "minio-*", "minio"))
+	return Binary(t, "SKILLGATE_MINIO", "minio", cached...)
 }
 
 // HAProxyBinary finds haproxy.
