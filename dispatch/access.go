@@ -14,7 +14,7 @@ func init() {
 		domainError{auth.ErrNoCredentials, authRequired},
 		domainError{auth.ErrBadCredentials, authRequired},
 		domainError{auth.ErrPermissionDenied, func(err error) *transport.Error {
-			return transport.AppError(CodePermissionDenied, "Permission denied.").WithDetails(err.Error())
+			return transport.AppError(transport.StringPermissionDenied, "Permission denied.").WithDetails(err.Error())
 		}},
 		domainError{auth.ErrRateLimited, rateLimited},
 		domainError{auth.ErrTooManyRuns, rateLimited},
@@ -23,11 +23,11 @@ func init() {
 }
 
 func authRequired(err error) *transport.Error {
-	return transport.AppError(CodeAuthRequired, "Authentication required.").WithDetails(err.Error())
+	return transport.AppError(transport.StringAuthRequired, "Authentication required.").WithDetails(err.Error())
 }
 
 func rateLimited(err error) *transport.Error {
-	e := transport.AppError(CodeRateLimited, "Rate limit exceeded.").WithDetails(err.Error())
+	e := transport.AppError(transport.StringRateLimited, "Rate limit exceeded.").WithDetails(err.Error())
 	var le *auth.LimitError
 	if errors.As(err, &le) {
 		e = e.WithRetry(max(le.RetryAfterMillis(), 1), 5)

@@ -97,6 +97,7 @@ func (a *authEnv) dialTLS(cert *tls.Certificate, roots *testpki.CA) (*session.Co
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(a.t, err)
 	cfg := session.DefaultConfig()
+	ConfigureSession(&cfg)
 	cfg.Metrics = a.metrics
 	srv, err := session.NewServer(cfg, a.d)
 	require.NoError(a.t, err)
@@ -164,8 +165,8 @@ func TestAuthMatrixFramed(t *testing.T) {
 		token string
 		want  string
 	}{
-		"no token":   {"", CodeAuthRequired},
-		"bad token":  {"sgt_nope", CodeAuthRequired},
+		"no token":   {"", transport.StringAuthRequired},
+		"bad token":  {"sgt_nope", transport.StringAuthRequired},
 		"good token": {tokenAgent, ""},
 	}
 	for name, tc := range cases {
@@ -189,9 +190,9 @@ func TestAuthMatrixHTTP(t *testing.T) {
 	for name, tc := range map[string]struct {
 		header, want string
 	}{
-		"no token":     {"", CodeAuthRequired},
-		"bad token":    {"Bearer sgt_nope", CodeAuthRequired},
-		"basic scheme": {"Basic dXNlcjpwdw==", CodeAuthRequired},
+		"no token":     {"", transport.StringAuthRequired},
+		"bad token":    {"Bearer sgt_nope", transport.StringAuthRequired},
+		"basic scheme": {"Basic dXNlcjpwdw==", transport.StringAuthRequired},
 		"good token":   {"Bearer " + tokenAgent, ""},
 		"lowercase":    {"bearer " + tokenAgent, ""},
 	} {
@@ -219,10 +220,10 @@ func TestRevokedTokenAfterReload(t *testing.T) {
 	require.NoError(t, a.store.Reload())
 
 	_, err = open.Call(t.Context(), "list_skills", nil)
-	assert.Equal(t, CodeAuthRequired, stringCode(err))
-	assert.Equal(t, CodeAuthRequired, stringCode(initialize(a.framedRaw(), tokenRevoked)))
+	assert.Equal(t, transport.StringAuthRequired, stringCode(err))
+	assert.Equal(t, transport.StringAuthRequired, stringCode(initialize(a.framedRaw(), tokenRevoked)))
 	_, code := postAuth(t, a.http.URL, "Bearer "+tokenRevoked, "list_skills", `{}`)
-	assert.Equal(t, CodeAuthRequired, code)
+	assert.Equal(t, transport.StringAuthRequired, code)
 	_, code = postAuth(t, a.http.URL, "Bearer "+tokenAgent, "list_skills", `{}`)
 	assert.Empty(t, code, "other tokens keep working")
 	assert.Positive(t, testutil.ToFloat64(a.metrics.AuthFailures.WithLabelValues("framed", "revoked")))
@@ -237,12 +238,12 @@ func TestMutualTLSIdentity(t *testing.T) {
 	_, err = c.Call(t.Context(), "describe_skill", map[string]string{"name": "acme.math.add"})
 	assert.NoError(t, err)
 	_, err = c.Call(t.Context(), "read_skill_file", map[string]string{"name": "acme.math.add", "path": "SKILL.md"})
-	assert.Equal(t, CodePermissionDenied, stringCode(err), "method not in the device's policy")
+	assert.Equal(t, transport.StringPermissionDenied, stringCode(err), "method not in the device's policy")
 
 	stranger := a.ca.Client("someone-else")
 	c, err = a.dialTLS(&stranger, a.ca)
 	require.NoError(t, err)
-	assert.Equal(t, CodeAuthRequired, stringCode(initialize(c, "")))
+	assert.Equal(t, transport.StringAuthRequired, stringCode(initialize(c, "")))
 
 	intruder := testpki.NewCA("other CA").Client("device-42")
 	for name, cert := range map[string]*tls.Certificate{"no client certificate": nil, "another CA": &intruder} {
@@ -280,9 +281,9 @@ func TestNamespaceFiltering(t *testing.T) {
 	}
 	for _, name := range []string{"pdf-tips", "zzz.does.notexist"} {
 		_, err := c.Call(t.Context(), "describe_skill", map[string]string{"name": name})
-		assert.Equal(t, CodePermissionDenied, stringCode(err), name)
+		assert.Equal(t, transport.StringPermissionDenied, stringCode(err), name)
 		_, err = c.Call(t.Context(), "read_skill_file", map[string]string{"name": name, "path": "SKILL.md"})
-		assert.Equal(t, CodePermissionDenied, stringCode(err), name)
+		assert.Equal(t, transport.StringPermissionDenied, stringCode(err), name)
 	}
 	_, err := c.Call(t.Context(), "load_skills_protocol_guide", nil)
 	assert.NoError(t, err)
@@ -303,7 +304,7 @@ func TestRateLimited(t *testing.T) {
 				call = func() string {
 					_, err := c.Call(t.Context(), "list_skills", nil)
 					var te *transport.Error
-					if errors.As(err, &te) && te.EffectiveCode() == CodeRateLimited {
+					if errors.As(err, &te) && te.EffectiveCode() == transport.StringRateLimited {
 						require.NotNil(t, te.Retry, "RATE_LIMITED carries a retry hint")
 						assert.Positive(t, te.Retry.SuggestedDelayMS)
 					}
@@ -312,7 +313,7 @@ func TestRateLimited(t *testing.T) {
 			}
 			assert.Empty(t, call())
 			assert.Empty(t, call())
-			assert.Equal(t, CodeRateLimited, call(), "the burst of 2 is used up")
+			assert.Equal(t, transport.StringRateLimited, call(), "the burst of 2 is used up")
 			assert.Equal(t, 1.0, testutil.ToFloat64(a.metrics.RateLimited.WithLabelValues(front, "dashboard")))
 		})
 	}
@@ -343,7 +344,7 @@ func TestPerIdentityConnectionCap(t *testing.T) {
 	first := e.framedRaw()
 	require.NoError(t, initialize(first, tokenAgent))
 	second := e.framedRaw()
-	assert.Equal(t, CodeRateLimited, stringCode(initialize(second, tokenAgent)))
+	assert.Equal(t, transport.StringRateLimited, stringCode(initialize(second, tokenAgent)))
 	require.NoError(t, first.Close())
 	require.Eventually(t, func() bool {
 		return initialize(e.framedRaw(), tokenAgent) == nil

@@ -110,7 +110,7 @@ func TestBlobsBelongToTheirCreator(t *testing.T) {
 			_, errUnknown := b.call("read_blob", `{"blob_id":"`+unknown+`"}`)
 			require.NotNil(t, errOther, "bob must not read alice's blob over %s", b.name())
 			require.NotNil(t, errUnknown)
-			assert.Equal(t, CodeBlobNotFound, errOther.EffectiveCode())
+			assert.Equal(t, transport.StringBlobNotFound, errOther.EffectiveCode())
 			assert.EqualValues(t, transport.CodeInvalidParams, errOther.Code)
 			assert.Equal(t, errUnknown.Message, errOther.Message)
 			assert.Equal(t, strings.ReplaceAll(errUnknown.Details, unknown, id), errOther.Details, "indistinguishable from an unknown id")
@@ -118,7 +118,7 @@ func TestBlobsBelongToTheirCreator(t *testing.T) {
 			runs := len(r.jobs)
 			_, err := b.call("run_code", `{"language":"python","code":"x","input_blobs":["`+id+`"]}`)
 			require.NotNil(t, err, "bob must not run with alice's blob over %s", b.name())
-			assert.Equal(t, CodeBlobNotFound, err.EffectiveCode())
+			assert.Equal(t, transport.StringBlobNotFound, err.EffectiveCode())
 			assert.Len(t, r.jobs, runs, "no sandbox started")
 		}
 		_, err := alice[i].call("run_code", `{"language":"python","code":"x","input_blobs":["`+id+`"]}`)
@@ -141,7 +141,7 @@ func TestRunOutputsBelongToTheRun(t *testing.T) {
 		assert.Nil(t, err)
 		_, err = bob[i].call("read_blob", `{"blob_id":"`+run.OutputBlobs[0]+`"}`)
 		require.NotNil(t, err)
-		assert.Equal(t, CodeBlobNotFound, err.EffectiveCode())
+		assert.Equal(t, transport.StringBlobNotFound, err.EffectiveCode())
 	}
 }
 
@@ -170,7 +170,7 @@ func TestStorageFullAnswers(t *testing.T) {
 			kept := createBlob(t, b, strings.Repeat("k", 60))
 			_, err := b.call("create_blob", `{"content":"`+strings.Repeat("x", 60)+`"}`)
 			require.NotNil(t, err)
-			assert.Equal(t, CodeStorageFull, err.EffectiveCode())
+			assert.Equal(t, transport.StringStorageFull, err.EffectiveCode())
 			assert.EqualValues(t, transport.CodeApplication, err.Code)
 			assert.Contains(t, err.Details, "this identity's blobs hold 60 of its 100 bytes")
 			require.NotNil(t, err.Retry)
@@ -178,7 +178,7 @@ func TestStorageFullAnswers(t *testing.T) {
 
 			_, err = b.call("run_code", `{"language":"python","code":"x"}`)
 			require.NotNil(t, err, "the second output blob does not fit")
-			assert.Equal(t, CodeStorageFull, err.EffectiveCode())
+			assert.Equal(t, transport.StringStorageFull, err.EffectiveCode())
 			count, _ := e.blobs.Usage()
 			assert.Equal(t, 1, count, "the run's first blob was removed again")
 			assert.Equal(t, int64(60), e.blobs.OwnerUsage("bob"))

@@ -35,7 +35,7 @@ func storageFull(err error) *transport.Error {
 	if errors.As(err, &se) {
 		details = se.Error()
 	}
-	return transport.AppError(CodeStorageFull, "Blob storage is full; nothing was stored.").
+	return transport.AppError(transport.StringStorageFull, "Blob storage is full; nothing was stored.").
 		WithDetails(details+"; blobs free space as they expire").WithRetry(5000, 3)
 }
 
@@ -106,7 +106,7 @@ func (d *Dispatcher) createBlob(ctx context.Context, call *Call) (any, error) {
 		return nil, paramErr("kind", "is too long to store with the blob; use a shorter MIME type with fewer parameters")
 	}
 	if errors.Is(err, blob.ErrTooLarge) {
-		return nil, transport.AppError(CodeBlobTooLarge, "The blob is larger than the gateway accepts.").
+		return nil, transport.AppError(transport.StringBlobTooLarge, "The blob is larger than the gateway accepts.").
 			WithDetails(err.Error())
 	}
 	if err != nil {

@@ -12,9 +12,6 @@ import (
 	"github.com/skillgate/skillgate/transport"
 )
 
-// errMethodNotFound answers unknown methods on both front doors.
-var errMethodNotFound = transport.NewError(transport.CodeMethodNotFound, "Method not found.")
-
 // invoke runs one call with everything every call gets: lookup, panic
 // recovery (the caller's connection lives on), a log line, metrics, and
 // mapping of the error to its wire form.
@@ -22,7 +19,7 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 	m := d.lookup(call.Method, call.Front)
 	if m == nil {
 		m = d.other
-		err = errMethodNotFound.WithDetails("unknown method " + quoteName(call.Method))
+		err = transport.ErrMethodNotFound.WithDetails("unknown method " + quoteName(call.Method))
 	} else {
 		call.Method = m.name
 	}
@@ -73,7 +70,7 @@ func (d *Dispatcher) run(ctx context.Context, m *method, call *Call) (res any, e
 			d.opts.Metrics.Panics.Inc()
 			call.Log(zerolog.ErrorLevel).Str("method", m.name).Interface("panic", p).
 				Bytes("stack", debug.Stack()).Msg("method panicked")
-			res, err = nil, errInternal
+			res, err = nil, transport.ErrInternal
 		}
 	}()
 	return m.fn(ctx, call)

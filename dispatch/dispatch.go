@@ -52,6 +52,20 @@ type Info struct {
 	MaxMessageSize    int
 	KeepaliveInterval time.Duration
 	KeepaliveTimeout  time.Duration
+	// Limits are advertised in Initialize's result; cmd fills them from
+	// the configurations that own them.
+	Limits Limits
+}
+
+// Limits tell a client what it would otherwise learn by failing.
+type Limits struct {
+	MaxMessageSize      int   `json:"max_message_size"`
+	MaxOutputBytes      int   `json:"max_output_bytes"`
+	LogsPreviewBytes    int   `json:"logs_preview_bytes"`
+	MaxBlobSize         int64 `json:"max_blob_size"`
+	DefaultRunTimeoutMS int64 `json:"default_run_timeout_ms"`
+	MaxRunTimeoutMS     int64 `json:"max_run_timeout_ms"`
+	MaxInflight         int   `json:"max_inflight_requests"`
 }
 
 // Options configure a Dispatcher.

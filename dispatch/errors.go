@@ -9,34 +9,6 @@ import (
 	"github.com/skillgate/skillgate/transport"
 )
 
-// String codes of the Skills Protocol and the gateway (design §4).
-const (
-	CodeSkillNotFound       = "SKILL_NOT_FOUND"
-	CodeBlobNotFound        = "BLOB_NOT_FOUND"
-	CodeAuthRequired        = "AUTH_REQUIRED"
-	CodePermissionDenied    = "PERMISSION_DENIED"
-	CodeVersionIncompatible = "VERSION_INCOMPATIBLE"
-	CodeRateLimited         = "RATE_LIMITED"
-	CodeOverloaded          = session.StringOverloaded
-	CodeServerShutdown      = session.StringServerShutdown
-	CodeCanceled            = "CANCELLED"
-	CodeInvalidParams       = transport.StringInvalidParams
-	CodeInternal            = transport.StringInternalError
-	CodeMethodNotFound      = transport.StringMethodNotFound
-	CodeResponseTooLarge    = session.StringResponseTooLarge
-	CodeSandboxUnavailable  = "SANDBOX_UNAVAILABLE"
-	CodeBlobTooLarge        = "BLOB_TOO_LARGE"
-	CodeStorageFull         = "STORAGE_FULL"
-	CodeAlreadyInitialized  = session.StringAlreadyInitialized
-	CodeValidationError     = "VALIDATION_ERROR"
-	CodeExecutionTimeout    = "EXECUTION_TIMEOUT"
-	CodeMemoryLimitExceeded = "MEMORY_LIMIT_EXCEEDED"
-	CodeOutputTooLarge      = "OUTPUT_TOO_LARGE"
-	CodeSandboxError        = "SANDBOX_ERROR"
-)
-
-var errInternal = transport.NewError(transport.CodeInternalError, "Internal error.")
-
 // ToWire maps any error a method returns to the JSON-RPC error sent to the
 // client; nil stays nil. This is the one place where Go errors become wire
 // errors: domain packages' sentinel errors are matched here.
@@ -54,16 +26,16 @@ func ToWire(err error) *transport.Error {
 	case errors.As(err, &pe):
 		return pe.wire()
 	case errors.Is(err, context.Canceled):
-		return transport.AppError(CodeCanceled, "The call was canceled.")
+		return transport.AppError(transport.StringCanceled, "The call was canceled.")
 	case errors.Is(err, context.DeadlineExceeded):
-		return transport.AppError(CodeCanceled, "The call ran out of time.").WithRetry(1000, 2)
+		return transport.AppError(transport.StringCanceled, "The call ran out of time.").WithRetry(1000, 2)
 	}
 	for _, m := range domainErrors {
 		if errors.Is(err, m.target) {
 			return m.wire(err)
 		}
 	}
-	return errInternal
+	return transport.ErrInternal
 }
 
 // domainError maps a sentinel error of a domain package to a wire error.

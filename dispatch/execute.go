@@ -37,7 +37,7 @@ type Runner interface {
 
 func init() {
 	domainErrors = append(domainErrors, domainError{sandbox.ErrOverloaded, func(error) *transport.Error {
-		return transport.AppError(CodeOverloaded, "Every sandbox is busy and the run queue is full.").WithRetry(500, 5)
+		return transport.AppError(transport.StringOverloaded, "Every sandbox is busy and the run queue is full.").WithRetry(500, 5)
 	}})
 }
 
@@ -198,7 +198,7 @@ func (d *Dispatcher) secrets(s *skills.Skill) map[string]string {
 // runs the job and stores what it wrote.
 func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (any, error) {
 	if d.opts.Runner == nil {
-		return nil, transport.AppError(CodeSandboxUnavailable, "Code execution is not available on this gateway.").
+		return nil, transport.AppError(transport.StringSandboxUnavailable, "Code execution is not available on this gateway.").
 			WithDetails(d.opts.RunnerUnavailable)
 	}
 	if call.Identity != nil {

@@ -164,18 +164,18 @@ func TestExecutionErrors(t *testing.T) {
 	cases := []paramCase{
 		{"execute_skill", `{}`, ip, "name"},
 		{"execute_skill", `{"name":"acme.style.guide"}`, ip, "name"},
-		{"execute_skill", `{"name":"acme.nope"}`, CodeSkillNotFound, ""},
-		{"execute_skill", `{"name":"acme.math.add","version":"0.0.1"}`, CodeSkillNotFound, ""},
+		{"execute_skill", `{"name":"acme.nope"}`, transport.StringSkillNotFound, ""},
+		{"execute_skill", `{"name":"acme.math.add","version":"0.0.1"}`, transport.StringSkillNotFound, ""},
 		{"execute_skill", `{"name":"acme.math.add","args":[1]}`, ip, "args"},
 		{"execute_skill", `{"name":"acme.math.add","timeout_ms":0}`, ip, "timeout_ms"},
 		{"execute_skill", `{"name":"acme.math.add","input_blobs":"blob:x"}`, ip, "input_blobs"},
 		{"execute_skill", `{"name":"acme.math.add","input_blobs":["../x"]}`, ip, "input_blobs[0]"},
-		{"execute_skill", `{"name":"acme.math.add","input_blobs":["blob:0123456789abcdef0123456789abcdef"]}`, CodeBlobNotFound, ""},
+		{"execute_skill", `{"name":"acme.math.add","input_blobs":["blob:0123456789abcdef0123456789abcdef"]}`, transport.StringBlobNotFound, ""},
 		{"run_code", `{"code":"x"}`, ip, "language"},
 		{"run_code", `{"language":"javascript","code":"x"}`, ip, "language"},
 		{"run_code", `{"language":"python"}`, ip, "code"},
 		{"run_code", `{"language":"python","code":"x","mount_skills":["pdf-tips"]}`, ip, "mount_skills[0]"},
-		{"run_code", `{"language":"python","code":"x","mount_skills":["acme.nope"]}`, CodeSkillNotFound, ""},
+		{"run_code", `{"language":"python","code":"x","mount_skills":["acme.nope"]}`, transport.StringSkillNotFound, ""},
 		{"run_code", `{"language":"python","code":"x","limits":{"timeout_ms":-5}}`, ip, "limits.timeout_ms"},
 		{"run_code", `{"language":"python","code":"x","limits":{"memory":5}}`, ip, "limits.memory"},
 	}
@@ -190,13 +190,13 @@ func TestSandboxOverloadedAndUnavailable(t *testing.T) {
 	e, _ := newExecEnv(t, func(sandbox.Job) (*sandbox.Result, error) { return nil, sandbox.ErrOverloaded })
 	_, err := httpCaller{t, e.http.URL}.call("run_code", `{"language":"python","code":"x"}`)
 	require.NotNil(t, err)
-	assert.Equal(t, CodeOverloaded, err.EffectiveCode())
+	assert.Equal(t, transport.StringOverloaded, err.EffectiveCode())
 	require.NotNil(t, err.Retry)
 
 	u := newEnvOpts(t, examplesDir(), 1024, func(o *Options) { o.RunnerUnavailable = "user namespaces are disabled" })
 	_, err = httpCaller{t, u.http.URL}.call("execute_skill", `{"name":"acme.math.add"}`)
 	require.NotNil(t, err)
-	assert.Equal(t, CodeSandboxUnavailable, err.EffectiveCode())
+	assert.Equal(t, transport.StringSandboxUnavailable, err.EffectiveCode())
 	assert.Contains(t, err.Details, "user namespaces")
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
 )
@@ -31,10 +32,15 @@ func (d *Dispatcher) Inline(name []byte) bool {
 	return m != nil && m.inline
 }
 
-// publicMethods lists the application methods a client may call after
-// Initialize, sorted.
-func (d *Dispatcher) publicMethods() []string {
-	names := slices.DeleteFunc(d.Methods(), func(n string) bool { return n == MethodInitialize })
+// methodsFor lists the application methods id may call after Initialize,
+// under every name they answer to (canonical and CamelCase), sorted.
+func (d *Dispatcher) methodsFor(id *auth.Identity) []string {
+	var names []string
+	for name, m := range d.methods {
+		if m.name != MethodInitialize && id.AllowsMethod(m.name) {
+			names = append(names, name)
+		}
+	}
 	slices.Sort(names)
 	return names
 }

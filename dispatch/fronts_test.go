@@ -90,6 +90,7 @@ func (e *env) framed() *session.Conn {
 func (e *env) framedRaw() *session.Conn {
 	e.t.Helper()
 	cfg := session.DefaultConfig()
+	ConfigureSession(&cfg)
 	cfg.MaxMessageSize = testMaxMessage
 	cfg.Metrics = e.metrics
 	srv, err := session.NewServer(cfg, e.d)

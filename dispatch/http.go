@@ -97,7 +97,7 @@ func (h *HTTPFront) stopped() bool {
 func (h *HTTPFront) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeHTTPError(w, http.StatusMethodNotAllowed, transport.AppError("METHOD_NOT_ALLOWED", "Use POST for JSON-RPC calls."))
+		writeHTTPError(w, http.StatusMethodNotAllowed, transport.AppError(transport.StringMethodNotAllowed, "Use POST for JSON-RPC calls."))
 		return
 	}
 	if ref := h.guard.check(r); ref != nil {

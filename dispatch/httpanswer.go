@@ -110,7 +110,7 @@ func (h *HTTPFront) answer(ctx context.Context, body []byte, who credentials) ([
 	if a.overCap() {
 		// Even the shortest answers of all calls exceed the limit: run
 		// nothing rather than work whose answers cannot be sent.
-		return responseBody(nullID, nil, transport.AppError(CodeResponseTooLarge, "The batch's answer cannot fit the message size limit.").
+		return responseBody(nullID, nil, transport.AppError(transport.StringResponseTooLarge, "The batch's answer cannot fit the message size limit.").
 			WithDetails("the error answers alone of this batch's "+strconv.Itoa(len(ms))+" calls exceed the limit of "+
 				strconv.Itoa(h.opts.MaxResponseBytes)+" bytes; send fewer calls per batch")), 0
 	}
@@ -154,11 +154,11 @@ func (h *HTTPFront) encode(id []byte, res any, err error) []byte {
 	obj, encErr := transport.MarshalObject(res)
 	if encErr != nil {
 		h.d.opts.Logger.Error().Err(encErr).Msg("cannot encode result")
-		return responseBody(id, nil, errInternal)
+		return responseBody(id, nil, transport.ErrInternal)
 	}
 	out := responseBody(id, obj, nil)
 	if h.opts.MaxResponseBytes > 0 && len(out) > h.opts.MaxResponseBytes {
-		return responseBody(id, nil, transport.AppError(CodeResponseTooLarge, "The response is larger than the message size limit.").
+		return responseBody(id, nil, transport.AppError(transport.StringResponseTooLarge, "The response is larger than the message size limit.").
 			WithDetails("the result of "+strconv.Itoa(len(out))+" bytes exceeds the limit of "+
 				strconv.Itoa(h.opts.MaxResponseBytes)+" bytes; request less data (for example read_blob with mode sample_head and max_bytes)"))
 	}

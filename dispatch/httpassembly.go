@@ -19,12 +19,12 @@ type fallbacks struct {
 
 func newFallbacks(limit int) fallbacks {
 	f := fallbacks{
-		tooLarge: transport.AppError(CodeResponseTooLarge, "The answer does not fit the message size limit.").
+		tooLarge: transport.AppError(transport.StringResponseTooLarge, "The answer does not fit the message size limit.").
 			WithDetails("the answers of this batch would exceed the limit of " + strconv.Itoa(limit) +
 				" bytes; send fewer calls per batch or ask for less data (for example read_blob with mode sample_head and max_bytes)"),
-		overloaded: transport.AppError(CodeOverloaded, "The gateway holds as many answers as it may; retry shortly.").
+		overloaded: transport.AppError(transport.StringOverloaded, "The gateway holds as many answers as it may; retry shortly.").
 			WithRetry(1000, 5),
-		shutdown: transport.AppError(CodeServerShutdown, "The server is shutting down.").WithRetry(1000, 3),
+		shutdown: transport.AppError(transport.StringServerShutdown, "The server is shutting down.").WithRetry(1000, 3),
 	}
 	for _, e := range []*transport.Error{f.tooLarge, f.overloaded, f.shutdown} {
 		f.overhead = max(f.overhead, len(responseBody(nil, nil, e)))

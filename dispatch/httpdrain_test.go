@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/transport"
 )
 
 // Issue 9 item 13: when the drain deadline passes, a request still in
@@ -63,14 +64,14 @@ func TestHTTPDrainDeadlineAnswersInFlight(t *testing.T) {
 	var a rpcAnswer
 	require.NoError(t, json.Unmarshal(r.out, &a), "%s", r.out)
 	assert.Equal(t, "5", string(a.ID))
-	assert.Equal(t, CodeServerShutdown, a.code())
+	assert.Equal(t, transport.StringServerShutdown, a.code())
 
 	r = <-batch
 	var answers []rpcAnswer
 	require.NoError(t, json.Unmarshal(r.out, &answers), "%s", r.out)
 	require.Len(t, answers, 2)
 	assert.Equal(t, "ok", answers[0].code())
-	assert.Equal(t, CodeServerShutdown, answers[1].code())
+	assert.Equal(t, transport.StringServerShutdown, answers[1].code())
 	assert.Equal(t, "6", string(answers[1].ID))
 }
 
@@ -98,5 +99,5 @@ func TestHTTPExpiredRefusesNewCalls(t *testing.T) {
 	front.Expire() // idempotent
 	status, a, _ := post(t, srv.URL, listCall, nil)
 	assert.Equal(t, http.StatusOK, status)
-	assert.Equal(t, CodeServerShutdown, a.code())
+	assert.Equal(t, transport.StringServerShutdown, a.code())
 }

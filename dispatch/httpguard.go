@@ -74,7 +74,7 @@ func (g guard) check(r *http.Request) *refusal {
 
 func forbidden(reason, details string) *refusal {
 	return &refusal{status: http.StatusForbidden, reason: reason,
-		err: transport.AppError(CodePermissionDenied, "Request refused.").WithDetails(details)}
+		err: transport.AppError(transport.StringPermissionDenied, "Request refused.").WithDetails(details)}
 }
 
 func jsonContentType(values []string) bool {

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/transport"
 )
 
 // serveHTTP starts another HTTP front door of the env's dispatcher with
@@ -137,7 +139,7 @@ func TestHTTPBrowserGuards(t *testing.T) {
 				return
 			}
 			assert.Equal(t, http.StatusForbidden, status, "%s", out)
-			assert.Equal(t, CodePermissionDenied, a.code(), "%s", out)
+			assert.Equal(t, transport.StringPermissionDenied, a.code(), "%s", out)
 			assert.Equal(t, "null", string(a.ID))
 			assert.NotEmpty(t, a.Error.Data.Details)
 			assert.Equal(t, before+1, testutil.ToFloat64(e.metrics.HTTPRefused.WithLabelValues(tc.reason)))

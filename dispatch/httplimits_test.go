@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/transport"
 )
 
 // createBlobHTTP stores a text blob of n bytes and returns its id.
@@ -55,7 +56,7 @@ func TestHTTPBatchAnswerFitsMessageSize(t *testing.T) {
 	for i, a := range answers {
 		assert.Equal(t, fmt.Sprint(i), string(a.ID))
 		if i > 0 {
-			assert.Equal(t, CodeResponseTooLarge, a.code(), "call %d", i)
+			assert.Equal(t, transport.StringResponseTooLarge, a.code(), "call %d", i)
 			assert.Equal(t, 1, a.Error.Code, "an application error")
 		}
 	}
@@ -72,7 +73,7 @@ func TestHTTPBatchRefusedWhenErrorsCannotFit(t *testing.T) {
 	}
 	status, a, out := post(t, e.http.URL, "["+strings.Join(calls, ",")+"]", nil)
 	assert.Equal(t, http.StatusOK, status)
-	assert.Equal(t, CodeResponseTooLarge, a.code(), "%.300s", out)
+	assert.Equal(t, transport.StringResponseTooLarge, a.code(), "%.300s", out)
 	assert.Equal(t, "null", string(a.ID))
 	assert.Zero(t, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "list_skills", "ok")))
 }
@@ -90,7 +91,7 @@ func TestHTTPAnswerBudget(t *testing.T) {
 	budget.Reserve(8 << 10)
 	status, a, out := post(t, srv.URL, listCall, nil)
 	assert.Equal(t, http.StatusOK, status)
-	require.Equal(t, CodeOverloaded, a.code(), "%s", out)
+	require.Equal(t, transport.StringOverloaded, a.code(), "%s", out)
 	require.NotNil(t, a.Error.Data.Retry)
 	assert.Positive(t, a.Error.Data.Retry.SuggestedDelayMS)
 	assert.Zero(t, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "list_skills", "ok")), "nothing ran")
@@ -103,7 +104,7 @@ func TestHTTPAnswerBudget(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &answers), "%s", out)
 	require.Len(t, answers, 2)
 	assert.Equal(t, "ok", answers[0].code())
-	assert.Equal(t, CodeOverloaded, answers[1].code(), "20 KB do not fit a budget of 8 KB")
+	assert.Equal(t, transport.StringOverloaded, answers[1].code(), "20 KB do not fit a budget of 8 KB")
 	require.Eventually(t, func() bool { return budget.Used() == 0 }, 10*time.Second, time.Millisecond,
 		"the answer's bytes are released once written")
 }
@@ -222,7 +223,7 @@ func TestHTTPConnectionCap(t *testing.T) {
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
-	assert.Equal(t, CodeOverloaded, a.code())
+	assert.Equal(t, transport.StringOverloaded, a.code())
 	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.HTTPRefused.WithLabelValues("connection_limit")))
 
 	require.NoError(t, held[0].Close())

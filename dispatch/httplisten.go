@@ -29,7 +29,7 @@ func LimitHTTPListener(ln net.Listener, limit int, m *metrics.Metrics) net.Liste
 	if limit <= 0 {
 		return ln
 	}
-	body := responseBody(nullID, nil, transport.AppError(CodeOverloaded, "The server is at its HTTP connection limit.").
+	body := responseBody(nullID, nil, transport.AppError(transport.StringOverloaded, "The server is at its HTTP connection limit.").
 		WithRetry(1000, 5))
 	reply := []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n" +
 		"Connection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))

@@ -4,15 +4,31 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
 // MethodInitialize initializes a framed connection.
 const MethodInitialize = "Initialize"
+
+// ResponseTooLargeHint tells a client whose answer did not fit the message
+// size limit how to ask for less; both front doors end RESPONSE_TOO_LARGE
+// details with it.
+const ResponseTooLargeHint = "request less data (for example read_blob with mode sample_head and max_bytes)"
+
+// ConfigureSession sets what the connection layer takes from the
+// application: the method that initializes a connection and the hint of an
+// over-size answer.
+func ConfigureSession(c *session.Config) {
+	c.InitMethod = MethodInitialize
+	c.TooLargeHint = ResponseTooLargeHint
+}
 
 // ProtocolVersion is the application protocol version the gateway speaks.
 // Clients must send the same major version.
@@ -28,6 +44,7 @@ type InitializeResult struct {
 	KeepaliveIntervalMS int64      `json:"keepalive_interval_ms"`
 	KeepaliveTimeoutMS  int64      `json:"keepalive_timeout_ms"`
 	Methods             []string   `json:"methods"`
+	Limits              Limits     `json:"limits"`
 }
 
 // ServerInfo names the server.
@@ -49,9 +66,8 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	if major(version) != major(ProtocolVersion) {
-		return nil, transport.AppError(CodeVersionIncompatible, "Unsupported protocol version.").
-			WithDetails("the client speaks " + version + "; this server speaks " + ProtocolVersion + " (any 1.x)")
+	if err := checkVersion(version); err != nil {
+		return nil, err
 	}
 	id, err := d.authenticateConn(call, token)
 	if err != nil {
@@ -60,7 +76,7 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 	info := d.opts.Info
 	sid := newSessionID()
 	call.Log(zerolog.InfoLevel).Str("session_id", sid).Str("identity", id.Name()).Str("class", string(id.Class())).
-		Str("client", clientName).Str("client_version", clientVersion).
+		Str("client", logCut(clientName)).Str("client_version", logCut(clientVersion)).
 		Str("protocol_version", version).Msg("session initialized")
 	return &InitializeResult{
 		ProtocolVersion:     ProtocolVersion,
@@ -70,14 +86,55 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 		MaxMessageSize:      info.MaxMessageSize,
 		KeepaliveIntervalMS: info.KeepaliveInterval.Milliseconds(),
 		KeepaliveTimeoutMS:  info.KeepaliveTimeout.Milliseconds(),
-		Methods:             d.publicMethods(),
+		Methods:             d.methodsFor(id),
+		Limits:              info.Limits,
 	}, nil
 }
 
-func major(v string) string {
-	m, _, _ := strings.Cut(v, ".")
-	return m
+// checkVersion accepts "<major>.<minor>" in digits, with the server's
+// major version.
+func checkVersion(v string) error {
+	major, minor, ok := strings.Cut(v, ".")
+	if !ok || !allDigits(major) || !allDigits(minor) {
+		return &ParamError{Param: "protocol_version", Reason: "must be <major>.<minor> in digits, such as " + ProtocolVersion + "; got " + quoteCut(v)}
+	}
+	if want, _, _ := strings.Cut(ProtocolVersion, "."); major != want {
+		return transport.AppError(transport.StringVersionIncompatible, "Unsupported protocol version.").
+			WithDetails("the client speaks " + v + "; this server speaks " + ProtocolVersion + " (any " + want + ".x)")
+	}
+	return nil
 }
+
+func allDigits(s string) bool {
+	if s == "" || len(s) > 9 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxLoggedName bounds client-chosen strings in log lines: a client must
+// not be able to write megabytes into the logs with one Initialize.
+const maxLoggedName = 128
+
+// logCut returns s cut to maxLoggedName bytes (on a character boundary),
+// marked when cut.
+func logCut(s string) string {
+	if len(s) <= maxLoggedName {
+		return s
+	}
+	cut := maxLoggedName
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…[" + strconv.Itoa(len(s)) + " bytes]"
+}
+
+func quoteCut(s string) string { return strconv.Quote(logCut(s)) }
 
 func newSessionID() string {
 	var b [12]byte

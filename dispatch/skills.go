@@ -32,11 +32,11 @@ func init() {
 	domainErrors = append(domainErrors,
 		domainError{skills.ErrSkillNotFound, func(err error) *transport.Error {
 			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Skill not found.",
-				StringCode: CodeSkillNotFound, Details: err.Error()}
+				StringCode: transport.StringSkillNotFound, Details: err.Error()}
 		}},
 		domainError{blob.ErrNotFound, func(err error) *transport.Error {
 			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Blob not found.",
-				StringCode: CodeBlobNotFound, Details: err.Error() + "; blobs expire after the gateway's blob TTL"}
+				StringCode: transport.StringBlobNotFound, Details: err.Error() + "; blobs expire after the gateway's blob TTL"}
 		}},
 	)
 }

@@ -17,15 +17,11 @@ const (
 	MethodFinishUpload = "finish_upload"
 )
 
-// CodeUploadNotFound: an unknown, finished, expired or another identity's
-// upload id.
-const CodeUploadNotFound = "UPLOAD_NOT_FOUND"
-
 func init() {
 	domainErrors = append(domainErrors,
 		domainError{blob.ErrUploadNotFound, func(err error) *transport.Error {
 			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Upload not found.",
-				StringCode: CodeUploadNotFound, Details: err.Error() + "; uploads expire an hour after their last chunk"}
+				StringCode: transport.StringUploadNotFound, Details: err.Error() + "; uploads expire an hour after their last chunk"}
 		}},
 		domainError{blob.ErrInvalidUpload, func(err error) *transport.Error {
 			return (&ParamError{Param: "offset", Reason: "cannot be taken: " + err.Error()}).wire()
@@ -69,7 +65,7 @@ func (d *Dispatcher) beginUpload(ctx context.Context, call *Call) (any, error) {
 	case errors.Is(err, blob.ErrInvalidKind):
 		return nil, paramErr("kind", "must be a MIME type such as text/plain, text/csv or application/json")
 	case errors.Is(err, blob.ErrTooLarge):
-		return nil, transport.AppError(CodeBlobTooLarge, "The blob is larger than the gateway accepts.").WithDetails(err.Error())
+		return nil, transport.AppError(transport.StringBlobTooLarge, "The blob is larger than the gateway accepts.").WithDetails(err.Error())
 	case err != nil:
 		return nil, err
 	}

@@ -45,6 +45,7 @@ type Metrics struct {
 	RequestDuration *prometheus.HistogramVec // front, method
 	Inflight        *prometheus.GaugeVec     // front
 	Panics          prometheus.Counter
+	BudgetRefusals  *prometheus.CounterVec // front
 
 	SandboxRuns     *prometheus.CounterVec // kind, status, reason
 	SandboxDuration *prometheus.HistogramVec
@@ -102,6 +103,8 @@ func (m *Metrics) initRPC() {
 		prometheus.ExponentialBuckets(0.00005, 4, 12), "front", "method")
 	m.Inflight = m.gaugeVec("rpc", "inflight", "Requests being served, by front door.", "front")
 	m.Panics = m.counter("rpc", "panics_total", "Handler panics recovered into INTERNAL_ERROR responses.")
+	m.BudgetRefusals = m.counterVec("gateway", "budget_refusals_total",
+		"Requests or answers refused with OVERLOADED because the gateway-wide queued bytes budget was full, by front door.", "front")
 }
 
 func (m *Metrics) initOps() {
@@ -195,6 +198,15 @@ func (m *Metrics) histogramVec(subsystem, name, help string, buckets []float64, 
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Subsystem: subsystem, Name: name, Help: help, Buckets: buckets}, labels)
 	m.Registry.MustRegister(h)
 	return h
+}
+
+// QueuedBytes exports the gateway-wide budget of queued answer bytes:
+// skillgate_gateway_queued_bytes (in use) and
+// skillgate_gateway_queued_bytes_limit (its size; 0 means no limit). used
+// and limit are read at scrape time.
+func (m *Metrics) QueuedBytes(used, limit func() float64) {
+	m.GaugeFunc("gateway", "queued_bytes", "Bytes of answers queued for delivery across all connections and HTTP requests.", used)
+	m.GaugeFunc("gateway", "queued_bytes_limit", "Size of the gateway-wide queued bytes budget (--max-total-queued-bytes; 0: no limit).", limit)
 }
 
 // GaugeFunc registers a gauge whose value is read from fn at scrape time, for

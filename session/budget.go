@@ -56,6 +56,15 @@ func (b *Budget) Release(n int) {
 	}
 }
 
+// Full reports whether the budget has no room left. It is the cheap test
+// of admission: work that would queue answers is refused while it holds.
+func (b *Budget) Full() bool {
+	if b == nil || b.limit <= 0 {
+		return false
+	}
+	return b.used.Load() >= b.limit
+}
+
 // Used is the number of bytes currently reserved.
 func (b *Budget) Used() int64 {
 	if b == nil {

@@ -103,10 +103,10 @@ func (c *Conn) onResponse(m *transport.Message) bool {
 		return transport.AppendErrorNotification(dst, m.RawID, errUnexpectedResponse)
 	})
 	if err == nil {
-		c.w.push(p, false, false) // from the read loop
+		c.w.push(p, false, false, false) // from the read loop
 	}
 	return false
 }
 
-var errUnexpectedResponse = transport.AppError("UNEXPECTED_RESPONSE",
+var errUnexpectedResponse = transport.AppError(transport.StringUnexpectedResponse,
 	"Response to a request id this endpoint did not send or no longer waits for; ignored.")

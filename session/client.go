@@ -9,11 +9,10 @@ import (
 
 var clientIDs atomic.Uint64
 
-// ClientConfig returns the defaults for the dialing side: no initialization
-// gating, request ids "cl-<n>".
+// ClientConfig returns the defaults for the dialing side: request ids
+// "cl-<n>".
 func ClientConfig() Config {
 	c := DefaultConfig()
-	c.InitMethod = ""
 	c.IDPrefix = "cl"
 	return c
 }

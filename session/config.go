@@ -36,8 +36,10 @@ type Config struct {
 	// MaxInflight bounds concurrently served requests per connection; past
 	// it requests are answered with OVERLOADED.
 	MaxInflight int
-	// MaxQueuedBytes bounds responses waiting to be written to one
-	// connection; a peer that stops reading past it is disconnected.
+	// MaxQueuedBytes bounds the frames waiting to be written to one
+	// connection, whatever they are (answers, keepalive answers, errors,
+	// notifications); a peer that stops reading past it is disconnected.
+	// Zero derives it: DefaultQueuedMessages × MaxMessageSize.
 	MaxQueuedBytes int
 	// RecentIDs is how many completed request ids are remembered to detect
 	// a reused id.
@@ -46,14 +48,24 @@ type Config struct {
 	IDPrefix string
 	// InitMethod is the method that initializes a connection; until it
 	// succeeds, other application methods answer -32601. Empty disables
-	// gating (the client side).
+	// gating (the client side, and the default: the application names its
+	// method, as dispatch.ConfigureSession does).
 	InitMethod string
+	// TooLargeHint ends the details of a RESPONSE_TOO_LARGE answer: the
+	// application says there how to ask for less.
+	TooLargeHint string
 
 	// MaxConnections bounds a server's open connections; past it a new
 	// connection is told OVERLOADED and closed. 0 means no limit.
 	MaxConnections int
 	// HandshakeTimeout bounds a TLS handshake on the server side.
 	HandshakeTimeout time.Duration
+
+	// Budget bounds the bytes queued for delivery across every connection
+	// sharing it (nil: no gateway-wide bound). While it is full, new
+	// requests are refused with OVERLOADED and a retry hint, and results
+	// that do not fit are replaced by that error.
+	Budget *Budget
 
 	Logger  zerolog.Logger
 	Metrics *metrics.Metrics
@@ -73,6 +85,10 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultMaxInflight       = 64
 	DefaultRecentIDs         = 256
+	DefaultHandshakeTimeout  = 10 * time.Second
+	// DefaultQueuedMessages is how many maximum-size messages one
+	// connection may have queued when MaxQueuedBytes is not set.
+	DefaultQueuedMessages = 8
 )
 
 // DefaultConfig returns the server-side defaults.
@@ -86,10 +102,9 @@ func DefaultConfig() Config {
 		MaxInitFailures:   DefaultMaxInitFailures,
 		WriteTimeout:      DefaultWriteTimeout,
 		MaxInflight:       DefaultMaxInflight,
-		MaxQueuedBytes:    8 * DefaultMaxMessageSize,
 		RecentIDs:         DefaultRecentIDs,
+		HandshakeTimeout:  DefaultHandshakeTimeout,
 		IDPrefix:          "gw",
-		InitMethod:        "Initialize",
 		Logger:            zerolog.Nop(),
 	}
 }
@@ -105,9 +120,9 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.MaxInitFailures, d.MaxInitFailures)
 	setDefault(&c.WriteTimeout, d.WriteTimeout)
 	setDefault(&c.MaxInflight, d.MaxInflight)
-	setDefault(&c.MaxQueuedBytes, 8*c.MaxMessageSize)
+	setDefault(&c.MaxQueuedBytes, DefaultQueuedMessages*c.MaxMessageSize)
 	setDefault(&c.RecentIDs, d.RecentIDs)
-	setDefault(&c.HandshakeTimeout, 10*time.Second)
+	setDefault(&c.HandshakeTimeout, d.HandshakeTimeout)
 	if c.Metrics == nil {
 		c.Metrics = metrics.New("unknown")
 	}

@@ -171,7 +171,7 @@ func TestInitializationGating(t *testing.T) {
 		m = p.call("Initialize", `{}`)
 		require.NotNil(t, m.Error)
 		assert.Equal(t, int32(transport.CodeApplication), m.Error.Code)
-		assert.Equal(t, StringAlreadyInitialized, m.Error.Data.StringCode)
+		assert.Equal(t, transport.StringAlreadyInitialized, m.Error.Data.StringCode)
 	})
 }
 
@@ -244,7 +244,7 @@ func TestResponseTooLarge(t *testing.T) {
 		p.initialize()
 		m := p.call("Big", `{"n":100000}`)
 		require.NotNil(t, m.Error)
-		assert.Equal(t, StringResponseTooLarge, m.Error.Data.StringCode)
+		assert.Equal(t, transport.StringResponseTooLarge, m.Error.Data.StringCode)
 		m = p.call("Big", `{"n":1000}`)
 		require.Nil(t, m.Error)
 	})
@@ -262,7 +262,7 @@ func TestMaxInflight(t *testing.T) {
 		<-f.h.started
 		m := p.call("Echo", `{}`)
 		require.NotNil(t, m.Error)
-		assert.Equal(t, StringOverloaded, m.Error.Data.StringCode)
+		assert.Equal(t, transport.StringOverloaded, m.Error.Data.StringCode)
 		require.NotNil(t, m.Error.Data.Retry)
 		assert.Positive(t, m.Error.Data.Retry.SuggestedDelayMS)
 		assert.Nil(t, p.call("_Keepalive", `{}`).Error)
@@ -326,7 +326,7 @@ func TestFrameTimeout(t *testing.T) {
 func TestInitTimeout(t *testing.T) {
 	forEachKind(t, func(c *Config) { c.InitTimeout = 100 * time.Millisecond }, func(t *testing.T, f *fixture) {
 		p := f.dial()
-		p.expectAbort(transport.CodeApplication, StringInitTimeout)
+		p.expectAbort(transport.CodeApplication, transport.StringInitTimeout)
 		q := f.dial()
 		q.initialize()
 		_, err := q.tryRecv(300 * time.Millisecond)
@@ -344,7 +344,7 @@ func TestMaxConnections(t *testing.T) {
 			p := f.dial()
 			p.initialize()
 			q := f.dial()
-			q.expectAbort(transport.CodeApplication, StringOverloaded)
+			q.expectAbort(transport.CodeApplication, transport.StringOverloaded)
 			assert.Nil(t, p.call("Echo", `{}`).Error)
 		})
 	}
@@ -362,14 +362,14 @@ func TestShutdownDrains(t *testing.T) {
 		<-f.h.started
 		done := make(chan error, 1)
 		go func() { done <- f.srv.Shutdown(t.Context()) }()
-		idle.expectAbort(transport.CodeApplication, StringServerShutdown)
+		idle.expectAbort(transport.CodeApplication, transport.StringServerShutdown)
 		m := p.call("Echo", `{}`)
 		require.NotNil(t, m.Error)
-		assert.Equal(t, StringServerShutdown, m.Error.Data.StringCode)
+		assert.Equal(t, transport.StringServerShutdown, m.Error.Data.StringCode)
 		f.h.release <- struct{}{}
 		m = p.recvResponse(id)
 		require.Nil(t, m.Error)
-		p.expectAbort(transport.CodeApplication, StringServerShutdown)
+		p.expectAbort(transport.CodeApplication, transport.StringServerShutdown)
 		require.NoError(t, <-done)
 	})
 }
@@ -386,7 +386,7 @@ func TestShutdownDeadline(t *testing.T) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() { done <- f.srv.Shutdown(ctx) }()
-		p.expectAbort(transport.CodeApplication, StringServerShutdown)
+		p.expectAbort(transport.CodeApplication, transport.StringServerShutdown)
 		assert.Error(t, <-done)
 	})
 }
@@ -515,5 +515,148 @@ func TestNotificationsDoNotDisturbRequests(t *testing.T) {
 		m := p.recvResponse(id)
 		require.Nil(t, m.Error)
 		assert.JSONEq(t, `{"released":"`+id+`"}`, string(m.Result))
+	})
+}
+
+// Issue 9, item 5: --frame-timeout bounds a frame from its first byte to
+// its last, whatever the pace: a peer that dribbles one byte at a time,
+// each well within the timeout, is still aborted once the frame as a whole
+// is late.
+func TestFrameTimeoutBoundsDribbledFrame(t *testing.T) {
+	forEachKind(t, func(c *Config) { c.FrameTimeout = 300 * time.Millisecond }, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		wire := frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"slow-1"}`)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			for i := range len(wire) {
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				_ = p.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+				if _, err := p.nc.Write([]byte{wire[i]}); err != nil {
+					return
+				}
+			}
+		}()
+		m := p.expectAbort(transport.CodeParseError, transport.StringParseError)
+		assert.Contains(t, m.CloseError.Error.Data.Details, "not completed")
+		require.Eventually(t, func() bool {
+			return testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues(f.kind, "frame_timeout")) == 1
+		}, 5*time.Second, time.Millisecond)
+	})
+}
+
+// Issue 9, item 14: Initialize completes before anything written after it
+// is processed, so calls pipelined behind it in the same write see the
+// initialized session, and pipelined attempts are answered in order: a
+// failed one does not make the next, valid one ALREADY_INITIALIZED.
+func TestPipelinedInitialize(t *testing.T) {
+	forEachKind(t, nil, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		p.writeRaw(frame(`{"jsonrpc":"2.0","method":"Initialize","params":{"token":"bad"},"id":"i-1"}`) +
+			frame(`{"jsonrpc":"2.0","method":"Initialize","params":{},"id":"i-2"}`) +
+			frame(`{"jsonrpc":"2.0","method":"Echo","params":{"n":1},"id":"e-1"}`) +
+			frame(`{"jsonrpc":"2.0","method":"Echo","params":{"n":2},"id":"e-2"}`))
+		got := map[string]*wireMsg{}
+		for range 4 {
+			m := p.recv()
+			require.NotNil(t, m.ID, "%+v", m)
+			got[*m.ID] = m
+		}
+		require.NotNil(t, got["i-1"].Error)
+		assert.Equal(t, "AUTH_REQUIRED", got["i-1"].Error.Data.StringCode)
+		assert.Nil(t, got["i-2"].Error, "a valid attempt after a failed one succeeds")
+		for _, id := range []string{"e-1", "e-2"} {
+			require.Nil(t, got[id].Error, "%s: %+v", id, got[id].Error)
+		}
+		assert.JSONEq(t, `{"n":2}`, string(got["e-2"].Result))
+	})
+}
+
+// After the last allowed failed attempt, requests pipelined behind it get
+// no answer (no SERVER_SHUTDOWN either): the connection closes with the
+// attempt's error as its _CloseReason, counted as init_failed.
+func TestPipelinedInitFailuresClose(t *testing.T) {
+	forEachKind(t, nil, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		var wire strings.Builder
+		for i := range DefaultMaxInitFailures {
+			wire.WriteString(frame(`{"jsonrpc":"2.0","method":"Initialize","params":{"token":"bad"},"id":"i-` + itoa(i) + `"}`))
+		}
+		wire.WriteString(frame(`{"jsonrpc":"2.0","method":"Echo","params":{},"id":"e-1"}`))
+		wire.WriteString(frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"k-1"}`))
+		// Not all of it is read (on a pipe the write would never end).
+		go func() { _, _ = p.nc.Write([]byte(wire.String())) }()
+		for i := range DefaultMaxInitFailures {
+			m := p.recv()
+			require.NotNil(t, m.ID, "%+v", m)
+			assert.Equal(t, "i-"+itoa(i), *m.ID)
+			require.NotNil(t, m.Error)
+			assert.Equal(t, "AUTH_REQUIRED", m.Error.Data.StringCode)
+		}
+		m := p.recv()
+		require.Equal(t, transport.MethodCloseReason, m.Method, "nothing is answered after the last failure: %+v", m)
+		assert.Equal(t, "AUTH_REQUIRED", m.CloseError.Error.Data.StringCode)
+		p.expectEOF()
+		require.Eventually(t, func() bool {
+			return testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues(f.kind, "init_failed")) == 1
+		}, 5*time.Second, time.Millisecond)
+	})
+}
+
+// Issue 9, item 13: when the drain deadline passes, every call still in
+// flight is answered with SERVER_SHUTDOWN before the _CloseReason, and
+// Shutdown returns even though the handlers ignore their context.
+func TestShutdownDeadlineAnswersInFlight(t *testing.T) {
+	forEachKind(t, nil, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		p.initialize()
+		ids := []string{p.request("Stubborn", `{}`), p.request("Stubborn", `{}`)}
+		<-f.h.started
+		<-f.h.started
+		ctx, cancel := contextWithTimeout(t, 50*time.Millisecond)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- f.srv.Shutdown(ctx) }()
+		answered := map[string]bool{}
+		for range ids {
+			m := p.recv()
+			require.NotNil(t, m.ID, "an answer before the _CloseReason: %+v", m)
+			require.NotNil(t, m.Error)
+			assert.Equal(t, transport.StringServerShutdown, m.Error.Data.StringCode)
+			answered[*m.ID] = true
+		}
+		for _, id := range ids {
+			assert.True(t, answered[id], id)
+		}
+		p.expectAbort(transport.CodeApplication, transport.StringServerShutdown)
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+		case <-time.After(20 * time.Second):
+			t.Fatal("Shutdown waits for handlers that ignore their context")
+		}
+		// The late results are dropped: nothing more reaches the peer.
+		f.h.release <- struct{}{}
+		f.h.release <- struct{}{}
+	})
+}
+
+// An answer the read loop produced leaves even while only part of the
+// next frame has arrived: a _Keepalive sent ahead of a slow upload is
+// answered before the upload completes.
+func TestAnswerNotHeldByPartialFrame(t *testing.T) {
+	forEachKind(t, func(c *Config) { c.FrameTimeout = time.Minute }, func(t *testing.T, f *fixture) {
+		p := f.dial()
+		next := frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"k-2"}`)
+		p.writeRaw(frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"k-1"}`) + next[:20])
+		m := p.recv()
+		require.NotNil(t, m.ID)
+		assert.Equal(t, "k-1", *m.ID)
+		p.writeRaw(next[20:])
+		assert.Equal(t, "k-2", *p.recv().ID)
 	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -57,6 +58,7 @@ type Conn struct {
 	fr       transport.Reader
 	traffic  atomic.Bool // a frame arrived since the last keepalive tick
 	moveLoop atomic.Bool // the read loop should move to a fresh goroutine before it waits
+	expired  atomic.Bool // the drain deadline passed: the last frames must leave quickly
 	timer    *time.Timer // keepalive schedule
 	initT    *time.Timer // initialization deadline (server side)
 
@@ -67,6 +69,7 @@ type Conn struct {
 	initFailures int
 	inflight     int
 	ids          idWindow
+	calls        map[uint64][]byte // raw ids of requests running on goroutines, by id hash
 	nextID       uint64
 	pending      map[string]chan callResult // outbound calls awaiting a response
 	ka           keepaliveState
@@ -205,6 +208,11 @@ func (c *Conn) readLoop() {
 				go c.readLoop()
 				return
 			}
+		} else if !c.fr.FrameBuffered() {
+			// Only part of the next frame is here, and the rest may be
+			// slow to come (a large upload): what the loop queued, such
+			// as a keepalive answer, must not wait for it.
+			c.w.kick()
 		}
 		if c.w.full.Load() {
 			c.w.waitRoom()
@@ -213,7 +221,9 @@ func (c *Conn) readLoop() {
 		if n > 0 {
 			frames, bytes = frames+1, bytes+n
 		}
-		if !ok {
+		if !ok || c.Reason() != ReasonNone {
+			// Once the connection is ending nothing more is read: a request
+			// pipelined behind the cause gets no answer of its own.
 			c.countReceived(&frames, &bytes)
 			c.finish()
 			return
@@ -354,6 +364,15 @@ func (c *Conn) onRequest(m *transport.Message) *transport.Error {
 	c.inflight++
 	c.handlers.Add(1)
 	c.mu.Unlock()
+	if c.isInit(m) {
+		// The connection's next messages may depend on the outcome, so
+		// Initialize completes on the read loop before anything later is
+		// read: pipelined calls see the initialized session, and pipelined
+		// attempts are answered in order.
+		req := &Request{Method: methodName(m.Method), Params: bytes.Clone(m.Params), Conn: c, rawID: bytes.Clone(m.RawID)}
+		c.complete(req, h, true)
+		return nil
+	}
 	if c.inline != nil && c.inline.Inline(m.Method) {
 		// Params alias the frame body: valid while the handler runs here.
 		req := &c.inlineReq
@@ -363,27 +382,41 @@ func (c *Conn) onRequest(m *transport.Message) *transport.Error {
 		return nil
 	}
 	req := &Request{Method: methodName(m.Method), Params: bytes.Clone(m.Params), Conn: c, rawID: bytes.Clone(m.RawID)}
+	c.mu.Lock()
+	if c.calls == nil {
+		c.calls = make(map[uint64][]byte)
+	}
+	c.calls[h] = req.rawID
+	c.mu.Unlock()
 	go c.complete(req, h, false)
 	return nil
+}
+
+// isInit reports whether m is the initialization request.
+func (c *Conn) isInit(m *transport.Message) bool {
+	return c.cfg.InitMethod != "" && m.IsMethod(c.cfg.InitMethod)
 }
 
 // admitLocked decides whether a request may run, returning the error to
 // answer it with otherwise.
 func (c *Conn) admitLocked(m *transport.Message) *transport.Error {
-	init := c.cfg.InitMethod != "" && m.IsMethod(c.cfg.InitMethod)
+	init := c.isInit(m)
 	switch {
 	case c.reason != ReasonNone:
 		return errShutdown
 	case c.draining:
 		return errShutdown
 	case c.handler == nil:
-		return errMethodNotFound
+		return transport.ErrMethodNotFound
 	case init && c.state != stateNew:
-		return transport.AppError(StringAlreadyInitialized, "The connection is already initialized.")
+		return transport.AppError(transport.StringAlreadyInitialized, "The connection is already initialized.")
 	case c.cfg.InitMethod != "" && !init && c.state != stateReady:
-		return errMethodNotFound.WithDetails("call " + c.cfg.InitMethod + " first")
+		return transport.ErrMethodNotFound.WithDetails("call " + c.cfg.InitMethod + " first")
 	case c.inflight >= c.cfg.MaxInflight:
 		return errOverloadedCalls
+	case c.cfg.Budget.Full():
+		c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
+		return errOverloadedBudget
 	}
 	if init {
 		c.state = stateInitializing
@@ -401,6 +434,10 @@ func (c *Conn) complete(req *Request, h uint64, inline bool) {
 	c.mu.Lock()
 	c.inflight--
 	c.ids.end(h)
+	_, unanswered := c.calls[h]
+	delete(c.calls, h)
+	// A call that outlived the drain deadline has been answered already.
+	answered := !inline && !unanswered
 	failedInits := 0
 	if init {
 		c.state, failedInits = c.initOutcomeLocked(err)
@@ -413,6 +450,9 @@ func (c *Conn) complete(req *Request, h uint64, inline bool) {
 	var abort *Abort
 	if errors.As(err, &abort) {
 		c.abortWith(reasonForCode(abort.Err.Code), abort.Err)
+		return
+	}
+	if answered {
 		return
 	}
 	c.sendResponse(rawID, res, err, inline)
@@ -437,7 +477,7 @@ func (c *Conn) callHandler(req *Request) (res any, err error) {
 		if p := recover(); p != nil {
 			c.Log(zerolog.ErrorLevel).Str("method", req.Method).Interface("panic", p).Msg("handler panicked")
 			c.cfg.Metrics.Panics.Inc()
-			res, err = nil, errInternal
+			res, err = nil, transport.ErrInternal
 		}
 	}()
 	return c.handler.Handle(c.ctx, req)
@@ -456,7 +496,7 @@ func wireError(err error) *transport.Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return errInternal
+	return transport.ErrInternal
 }
 
 func (c *Conn) onNotification(m *transport.Message) *transport.Error {
@@ -525,7 +565,7 @@ func (c *Conn) abortWith(reason CloseReason, e *transport.Error) {
 	c.cfg.Metrics.Aborts.WithLabelValues(e.EffectiveCode()).Inc()
 	c.Log(zerolog.InfoLevel).Str("reason", reason.String()).Str("string_code", e.EffectiveCode()).
 		Str("details", e.Details).Msg("aborting connection")
-	c.w.finish(c.closeReasonFrame(e), reason == ReasonSlowReader)
+	c.w.finish(c.closeReasonFrame(e), reason == ReasonSlowReader, c.expired.Load())
 	c.cancel()
 }
 
@@ -534,7 +574,7 @@ func (c *Conn) closeWith(reason CloseReason, err error) {
 	if !c.setReason(reason, err) {
 		return
 	}
-	c.w.finish(nil, true)
+	c.w.finish(nil, true, true)
 	c.cancel()
 }
 

@@ -91,6 +91,20 @@ func (h *testHandler) Handle(ctx context.Context, req *Request) (any, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	case "Stubborn": // ignores its context
+		h.started <- req.ID()
+		<-h.release
+		return map[string]string{"late": req.ID()}, nil
+	case "Hold":
+		var p struct{ N int }
+		_ = json.Unmarshal(req.Params, &p)
+		h.started <- req.ID()
+		select {
+		case <-h.release:
+			return map[string]string{"data": strings.Repeat("x", p.N)}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	case "Panic":
 		panic("boom")
 	case "Fail":
@@ -127,6 +141,7 @@ func testConfig() Config {
 	c.FrameTimeout = 2 * time.Second
 	c.WriteTimeout = 2 * time.Second
 	c.HandshakeTimeout = 2 * time.Second
+	c.InitMethod = "Initialize"
 	return c
 }
 

@@ -119,5 +119,5 @@ func (c *Conn) sendRequest(id, method string, params []byte, urgent bool) bool {
 	if err != nil {
 		return false
 	}
-	return c.w.push(p, urgent, true)
+	return c.w.push(p, urgent, true, false)
 }

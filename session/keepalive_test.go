@@ -17,6 +17,7 @@ import (
 // bubble, where time advances only when every goroutine is blocked.
 func pipeServer(t *testing.T, mutate func(*Config)) (*Server, *peer) {
 	cfg := DefaultConfig()
+	cfg.InitMethod = "Initialize"
 	cfg.Metrics = metrics.New("test")
 	if mutate != nil {
 		mutate(&cfg)
@@ -99,7 +100,7 @@ func TestInitTimeoutDefault(t *testing.T) {
 				continue
 			}
 			require.Equal(t, transport.MethodCloseReason, m.Method)
-			assert.Equal(t, StringInitTimeout, m.CloseError.Error.Data.StringCode)
+			assert.Equal(t, transport.StringInitTimeout, m.CloseError.Error.Data.StringCode)
 			break
 		}
 		assert.Equal(t, DefaultInitTimeout, time.Since(start))

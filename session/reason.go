@@ -50,27 +50,17 @@ func (r CloseReason) String() string {
 	return "unknown"
 }
 
-// Application string codes used by the session layer.
-const (
-	StringOverloaded         = "OVERLOADED"
-	StringServerShutdown     = "SERVER_SHUTDOWN"
-	StringInitTimeout        = "INIT_TIMEOUT"
-	StringSlowReader         = "SLOW_READER"
-	StringAlreadyInitialized = "ALREADY_INITIALIZED"
-	StringResponseTooLarge   = "RESPONSE_TOO_LARGE"
-)
-
 // Errors sent in _CloseReason notifications and error responses.
 var (
 	errKeepalive = transport.NewError(transport.CodeKeepalive, "Keepalive timeout.")
-	errShutdown  = transport.AppError(StringServerShutdown, "The server is shutting down.").
+	errShutdown  = transport.AppError(transport.StringServerShutdown, "The server is shutting down.").
 			WithRetry(1000, 3)
-	errOverloadedConns = transport.AppError(StringOverloaded, "The server is at its connection limit.").
+	errOverloadedConns = transport.AppError(transport.StringOverloaded, "The server is at its connection limit.").
 				WithRetry(1000, 5)
-	errOverloadedCalls = transport.AppError(StringOverloaded, "Too many requests in flight on this connection.").
+	errOverloadedCalls = transport.AppError(transport.StringOverloaded, "Too many requests in flight on this connection.").
 				WithRetry(50, 10)
-	errInitTimeout    = transport.AppError(StringInitTimeout, "The connection did not initialize in time.")
-	errSlowReader     = transport.AppError(StringSlowReader, "The peer is not reading its responses.")
-	errMethodNotFound = transport.NewError(transport.CodeMethodNotFound, "Method not found.")
-	errInternal       = transport.NewError(transport.CodeInternalError, "Internal error.")
+	errOverloadedBudget = transport.AppError(transport.StringOverloaded, "The gateway holds as many unsent answers as it may; retry shortly.").
+				WithRetry(200, 10)
+	errInitTimeout = transport.AppError(transport.StringInitTimeout, "The connection did not initialize in time.")
+	errSlowReader  = transport.AppError(transport.StringSlowReader, "The peer is not reading its responses.")
 )

@@ -161,9 +161,11 @@ func (s *Server) Connections() int {
 
 // Shutdown stops accepting, lets every connection finish its in-flight
 // requests (new ones are refused with SERVER_SHUTDOWN), then closes each with
-// a SERVER_SHUTDOWN _CloseReason. When ctx ends first, the remaining
-// connections are aborted at once and their requests canceled. Shutdown
-// returns when every connection and accept loop has ended.
+// a SERVER_SHUTDOWN _CloseReason. When ctx ends first, every request still
+// in flight is answered with SERVER_SHUTDOWN, its context canceled, and each
+// connection aborted; Shutdown then waits only for those answers to be
+// written, which takes at most finalWriteTimeout, not for handlers that
+// ignore their context.
 func (s *Server) Shutdown(ctx context.Context) error {
 	conns := s.stopAccepting()
 	for _, c := range conns {
@@ -175,12 +177,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		for _, c := range conns {
-			c.abortWith(ReasonShutdown, errShutdown)
+			c.expire()
 		}
 	}
 	s.wg.Wait()
-	for _, c := range conns {
-		c.handlers.Wait()
+	if err == nil {
+		for _, c := range conns {
+			c.handlers.Wait()
+		}
 	}
 	return err
 }
@@ -209,6 +213,26 @@ func (s *Server) stopAccepting() []*Conn {
 		s.closeAllGoneLocked()
 	}
 	return conns
+}
+
+// expire ends a connection whose drain ran out of time: every request still
+// running is answered with SERVER_SHUTDOWN at once (a late result is then
+// dropped), and the connection is aborted with SERVER_SHUTDOWN.
+func (c *Conn) expire() {
+	c.expired.Store(true)
+	c.mu.Lock()
+	c.draining = true
+	ids := make([][]byte, 0, len(c.calls))
+	for _, id := range c.calls {
+		ids = append(ids, id)
+	}
+	clear(c.calls)
+	c.mu.Unlock()
+	e := errShutdown.WithDetails("the call did not finish within the server's drain timeout; it was canceled")
+	for _, id := range ids {
+		c.sendError(id, e, false)
+	}
+	c.abortWith(ReasonShutdown, errShutdown)
 }
 
 // drain refuses new requests and closes the connection once the in-flight

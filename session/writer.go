@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -30,6 +32,12 @@ const finalWriteTimeout = 2 * time.Second
 // goroutine; a writer goroutine, started when frames arrive and exiting when
 // the queue is empty, alone writes them, coalescing everything queued into
 // one vectored write. Urgent frames are written before queued responses.
+//
+// Every frame counts against Config.MaxQueuedBytes from the moment it is
+// queued until it has been written or dropped, urgent or not and including
+// the batch being written: a peer can make the gateway hold at most that
+// many bytes for it, whatever it sends. The same bytes are reserved from
+// the gateway-wide Config.Budget.
 type writeQueue struct {
 	c        *Conn
 	nc       net.Conn
@@ -38,7 +46,8 @@ type writeQueue struct {
 	mu      sync.Mutex // guards the fields below
 	urgent  []*[]byte
 	normal  []*[]byte
-	queued  int  // bytes in normal
+	queued  int  // bytes in urgent, normal, the batch being written and final
+	peak    int  // the largest queued seen, for tests
 	running bool // a writer goroutine exists
 	closing bool // no more frames are accepted
 	final   *[]byte
@@ -47,11 +56,14 @@ type writeQueue struct {
 	changed sync.Cond   // signaled (with mu) when the writer takes frames or exits
 	batch   []*[]byte   // owned by the writer goroutine
 	iov     net.Buffers // owned by the writer goroutine
-	// full is set while more than half of MaxQueuedBytes waits: the read
+	// full is set while more than half of MaxQueuedBytes is held: the read
 	// loop then stops reading until the writer catches up (waitRoom).
 	full atomic.Bool
 	// deadline is the write deadline armed last; owned by the writer goroutine.
 	deadline time.Time
+	// closeBy, once set (unix nanoseconds), bounds every remaining write:
+	// a closing connection's last frames must not hold its close up.
+	closeBy atomic.Int64
 }
 
 func (q *writeQueue) init(c *Conn, nc net.Conn) {
@@ -64,7 +76,7 @@ func (q *writeQueue) init(c *Conn, nc net.Conn) {
 // so that a peer which sends faster than it reads is slowed down by TCP
 // flow control rather than cut off. It returns at once when the connection
 // is closing; a peer that stops reading altogether runs into the write
-// deadline.
+// deadline and is cut off as a slow reader.
 func (q *writeQueue) waitRoom() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -97,27 +109,34 @@ func (q *writeQueue) startLocked() {
 // push queues a frame. Urgent frames go ahead of queued responses. With
 // start unset the writer is not started: the read loop queues the answers
 // it produces itself and kicks the writer once its input is drained, so
-// that answers to pipelined requests leave in one write. push reports false
-// (and releases the frame) when the connection is closing, or when the peer
-// has let more than the allowed bytes pile up, in which case the
-// connection is aborted.
-func (q *writeQueue) push(frame *[]byte, urgent, start bool) bool {
+// that answers to pipelined requests leave in one write. reserved says the
+// caller has already taken the frame's bytes from the budget. push reports
+// false (and releases the frame) when the connection is closing, or when
+// the frame would make the connection hold more than MaxQueuedBytes, in
+// which case the peer is not reading and the connection is aborted with
+// SLOW_READER.
+func (q *writeQueue) push(frame *[]byte, urgent, start, reserved bool) bool {
+	n := len(*frame)
+	if !reserved {
+		q.c.cfg.Budget.Reserve(n)
+	}
 	q.mu.Lock()
-	if q.closing {
+	if q.closing || q.queued+n > q.c.cfg.MaxQueuedBytes {
+		overflow := !q.closing
 		q.mu.Unlock()
+		q.c.cfg.Budget.Release(n)
 		putFrame(frame)
+		if overflow {
+			q.c.abortWith(ReasonSlowReader, errSlowReader)
+		}
 		return false
 	}
 	if urgent {
-		q.urgent = append(q.urgent, frame)
+		q.urgent = appendFrame(q.urgent, frame)
 	} else {
-		q.normal = append(q.normal, frame)
-		q.queued += len(*frame)
+		q.normal = appendFrame(q.normal, frame)
 	}
-	overflow := q.queued > q.c.cfg.MaxQueuedBytes
-	if q.queued > q.c.cfg.MaxQueuedBytes/2 {
-		q.full.Store(true)
-	}
+	q.addLocked(n)
 	// Answers the read loop queues wait for its kick, unless they pile up:
 	// large answers to many pipelined requests must not wait for the whole
 	// batch (nor look like a slow reader).
@@ -125,17 +144,54 @@ func (q *writeQueue) push(frame *[]byte, urgent, start bool) bool {
 		q.startLocked()
 	}
 	q.mu.Unlock()
-	if overflow {
-		q.c.abortWith(ReasonSlowReader, errSlowReader)
-		return false
-	}
 	return true
+}
+
+// maxMerged bounds the frames that are copied into the spare room of the
+// frame queued before them.
+const maxMerged = 4 << 10
+
+// appendFrame queues frame at the end of list. A small frame is copied into
+// the spare capacity of the last queued buffer when it fits: many small
+// answers (keepalives, errors) then share buffers instead of each holding
+// a pooled one several times its size, so that the bytes counted against
+// the queue bound are close to the memory held.
+func appendFrame(list []*[]byte, frame *[]byte) []*[]byte {
+	if k := len(list); k > 0 && len(*frame) <= maxMerged {
+		last := list[k-1]
+		if cap(*last)-len(*last) >= len(*frame) {
+			*last = append(*last, *frame...)
+			putFrame(frame)
+			return list
+		}
+	}
+	return append(list, frame)
+}
+
+// addLocked counts n more bytes held (negative when released).
+func (q *writeQueue) addLocked(n int) {
+	q.queued += n
+	q.peak = max(q.peak, q.queued)
+	q.full.Store(q.queued > q.c.cfg.MaxQueuedBytes/2)
+}
+
+// dropLocked releases frames that will not be written.
+func (q *writeQueue) dropLocked(frames []*[]byte) {
+	n := 0
+	for _, f := range frames {
+		n += len(*f)
+		putFrame(f)
+	}
+	q.addLocked(-n)
+	q.c.cfg.Budget.Release(n)
 }
 
 // finish stops the queue. With a final frame, the writer writes it after
 // the queued frames (or instead of them, when dropQueued) and then closes
-// the socket; without one the socket closes at once.
-func (q *writeQueue) finish(final *[]byte, dropQueued bool) {
+// the socket; without one the socket closes at once. What remains to be
+// written must leave within the write timeout, or within finalWriteTimeout
+// when hurry is set.
+func (q *writeQueue) finish(final *[]byte, dropQueued, hurry bool) {
 	q.mu.Lock()
 	if q.closing {
 		q.mu.Unlock()
@@ -143,18 +199,28 @@ func (q *writeQueue) finish(final *[]byte, dropQueued bool) {
 		return
 	}
 	q.closing = true
+	grace := q.c.cfg.WriteTimeout
+	if hurry || dropQueued {
+		grace = min(grace, finalWriteTimeout)
+	}
+	by := time.Now().Add(grace)
+	q.closeBy.Store(by.UnixNano())
+	// A write already under way may be stuck on a peer that does not read.
+	_ = q.nc.SetWriteDeadline(by)
 	if dropQueued {
-		releaseAll(q.normal)
-		q.normal, q.queued = nil, 0
-		// A write already under way may be stuck on a peer that does not
-		// read: bound it like the final frame.
-		_ = q.nc.SetWriteDeadline(time.Now().Add(finalWriteTimeout))
+		q.dropLocked(q.urgent)
+		q.dropLocked(q.normal)
+		q.urgent, q.normal = nil, nil
 	}
 	if final == nil {
 		q.closeLocked()
 		q.mu.Unlock()
 		return
 	}
+	// The final frame is sent whatever the limits: it is small (errors are
+	// capped) and its bytes still count so that the gauge tells the truth.
+	q.c.cfg.Budget.Reserve(len(*final))
+	q.addLocked(len(*final))
 	q.final = final
 	q.startLocked()
 	q.mu.Unlock()
@@ -169,9 +235,11 @@ func (q *writeQueue) wait() {
 		q.changed.Wait()
 	}
 	q.closeLocked()
-	releaseAll(q.urgent)
-	releaseAll(q.normal)
-	putFrame(q.final)
+	q.dropLocked(q.urgent)
+	q.dropLocked(q.normal)
+	if q.final != nil {
+		q.dropLocked([]*[]byte{q.final})
+	}
 	q.urgent, q.normal, q.final = nil, nil, nil
 	q.mu.Unlock()
 }
@@ -195,16 +263,39 @@ func (q *writeQueue) run() {
 			return // next has marked the writer gone
 		}
 		err := q.write(batch, last)
-		releaseAll(batch)
+		q.written(batch)
 		clear(batch)
 		if err != nil || last {
-			q.exit()
 			if err != nil {
-				q.c.closeWith(ReasonWriteFailed, err)
+				// The reason first: closing the socket wakes the read
+				// loop, which would otherwise report a failed read.
+				q.writeFailed(err)
 			}
+			q.exit()
 			return
 		}
 	}
+}
+
+// written releases a batch that has left (or failed to), letting a read
+// loop that waits for room go on.
+func (q *writeQueue) written(batch []*[]byte) {
+	q.mu.Lock()
+	q.dropLocked(batch)
+	q.changed.Broadcast()
+	q.mu.Unlock()
+}
+
+// writeFailed closes the connection after a failed write. A write that
+// timed out means the peer stopped reading what it was sent: a slow
+// reader. No _CloseReason follows, since part of a frame may be on the wire.
+func (q *writeQueue) writeFailed(err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		q.c.Log(zerolog.InfoLevel).Str("reason", ReasonSlowReader.String()).Msg("peer stopped reading; closing")
+		q.c.closeWith(ReasonSlowReader, errSlowReader.WithDetails(err.Error()))
+		return
+	}
+	q.c.closeWith(ReasonWriteFailed, err)
 }
 
 // exit closes the socket after the final frame or a failed write, and
@@ -235,11 +326,6 @@ func (q *writeQueue) next() (batch []*[]byte, last bool) {
 	rest := copy(q.normal, q.normal[n:])
 	clear(q.normal[rest:])
 	q.normal = q.normal[:rest]
-	q.queued -= size
-	if size > 0 {
-		q.full.Store(q.queued > q.c.cfg.MaxQueuedBytes/2)
-		q.changed.Broadcast()
-	}
 	q.batch = batch
 	if len(batch) > 0 {
 		return batch, false
@@ -290,8 +376,21 @@ func (q *writeQueue) write(frames []*[]byte, last bool) error {
 
 // armDeadline keeps every write under a deadline of at most the write
 // timeout. It renews the deadline only when less than half of it is left,
-// sparing a timer update per batch; the final frame gets a short one.
+// sparing a timer update per batch. Once the connection is closing, every
+// write stays within the close's own bound, and the final frame within
+// finalWriteTimeout as well.
 func (q *writeQueue) armDeadline(last bool) error {
+	if by := q.closeBy.Load(); by != 0 {
+		d := time.Unix(0, by)
+		if f := time.Now().Add(finalWriteTimeout); last && f.Before(d) {
+			d = f
+		}
+		if q.deadline.Equal(d) {
+			return nil
+		}
+		q.deadline = d
+		return q.nc.SetWriteDeadline(d)
+	}
 	now, timeout := time.Now(), q.c.cfg.WriteTimeout
 	if last {
 		timeout = min(timeout, finalWriteTimeout)
@@ -342,12 +441,6 @@ func putFrame(p *[]byte) {
 	}
 }
 
-func releaseAll(frames []*[]byte) {
-	for _, f := range frames {
-		putFrame(f)
-	}
-}
-
 // Frame builders. Each returns a pooled buffer holding one complete frame.
 
 func (c *Conn) frame(build func(dst []byte) []byte) (*[]byte, error) {
@@ -369,10 +462,23 @@ func (c *Conn) frame(build func(dst []byte) []byte) (*[]byte, error) {
 func (c *Conn) sendResult(rawID, result []byte, fromLoop bool) {
 	p, err := c.frame(func(dst []byte) []byte { return transport.AppendResult(dst, rawID, result) })
 	if err != nil {
-		c.sendError(rawID, tooLarge(err), fromLoop)
+		c.sendError(rawID, c.tooLarge(err), fromLoop)
 		return
 	}
-	c.w.push(p, false, !fromLoop)
+	c.pushResult(rawID, p, fromLoop)
+}
+
+// pushResult queues a result when the gateway-wide budget has room for it.
+// Otherwise the result is dropped and the caller told to retry: answers
+// that nobody reads must not grow the heap past the budget.
+func (c *Conn) pushResult(rawID []byte, p *[]byte, fromLoop bool) {
+	if !c.cfg.Budget.TryReserve(len(*p)) {
+		putFrame(p)
+		c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
+		c.sendError(rawID, errOverloadedBudget, fromLoop)
+		return
+	}
+	c.w.push(p, false, !fromLoop, true)
 }
 
 // answerKeepalive queues the answer to a peer's _Keepalive ahead of every
@@ -380,7 +486,7 @@ func (c *Conn) sendResult(rawID, result []byte, fromLoop bool) {
 func (c *Conn) answerKeepalive(rawID []byte) {
 	p, err := c.frame(func(dst []byte) []byte { return transport.AppendResult(dst, rawID, transport.EmptyObject) })
 	if err == nil {
-		c.w.push(p, true, false)
+		c.w.push(p, true, false, false)
 	}
 }
 
@@ -392,7 +498,7 @@ func (c *Conn) sendError(rawID []byte, e *transport.Error, fromLoop bool) {
 		c.Log(zerolog.ErrorLevel).Err(err).Msg("error response does not fit a frame")
 		return
 	}
-	c.w.push(p, false, !fromLoop)
+	c.w.push(p, false, !fromLoop, false)
 }
 
 func (c *Conn) sendResponse(rawID []byte, res any, err error, fromLoop bool) {
@@ -403,16 +509,16 @@ func (c *Conn) sendResponse(rawID []byte, res any, err error, fromLoop bool) {
 	if a, ok := res.(transport.Appender); ok {
 		p, ferr := c.frame(func(dst []byte) []byte { return transport.AppendResultFunc(dst, rawID, a.AppendJSON) })
 		if ferr != nil {
-			c.sendError(rawID, tooLarge(ferr), fromLoop)
+			c.sendError(rawID, c.tooLarge(ferr), fromLoop)
 			return
 		}
-		c.w.push(p, false, !fromLoop)
+		c.pushResult(rawID, p, fromLoop)
 		return
 	}
 	obj, encErr := transport.MarshalObject(res)
 	if encErr != nil {
 		c.Log(zerolog.ErrorLevel).Err(encErr).Msg("cannot encode handler result")
-		c.sendError(rawID, errInternal, fromLoop)
+		c.sendError(rawID, transport.ErrInternal, fromLoop)
 		return
 	}
 	c.sendResult(rawID, obj, fromLoop)
@@ -426,13 +532,16 @@ func (c *Conn) closeReasonFrame(e *transport.Error) *[]byte {
 	return p
 }
 
-func tooLarge(err error) *transport.Error {
+func (c *Conn) tooLarge(err error) *transport.Error {
 	var fe *transport.FrameError
 	details := err.Error()
 	if errors.As(err, &fe) {
 		details = "the result of " + strconv.Itoa(fe.Length) + " bytes exceeds the message size limit of " +
-			strconv.Itoa(fe.Limit) + " bytes; request less data (for example read_blob with mode sample_head and max_bytes)"
+			strconv.Itoa(fe.Limit) + " bytes"
+		if c.cfg.TooLargeHint != "" {
+			details += "; " + c.cfg.TooLargeHint
+		}
 	}
-	return transport.AppError(StringResponseTooLarge, "The response is larger than the message size limit.").
+	return transport.AppError(transport.StringResponseTooLarge, "The response is larger than the message size limit.").
 		WithDetails(details)
 }

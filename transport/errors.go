@@ -8,29 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// JSON-RPC and transport error codes.
-const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
-	CodeKeepalive      = -32000
-	CodeApplication    = 1 // every application error, per the transport specification
-)
-
-// String codes of the specification's mapping, plus the application codes
-// the gateway uses.
-const (
-	StringParseError     = "JSONRPC_PARSE_ERROR"
-	StringInvalidRequest = "JSONRPC_INVALID_REQUEST"
-	StringMethodNotFound = "JSONRPC_METHOD_NOT_FOUND"
-	StringInvalidParams  = "JSONRPC_INVALID_PARAMS"
-	StringInternalError  = "INTERNAL_ERROR"
-	StringKeepalive      = "KEEPALIVE"
-	StringUnknown        = "UNKNOWN"
-)
-
 // Field caps that keep every error message the gateway writes small enough
 // for any peer that accepts the minimum message size.
 const (
@@ -42,26 +19,6 @@ const (
 	MinMessageSize = 16 << 10
 	maxExtraLen    = 4096
 )
-
-// StringCodeFor maps a numeric code to its string code as the transport
-// specification requires.
-func StringCodeFor(code int32) string {
-	switch code {
-	case CodeParseError:
-		return StringParseError
-	case CodeInvalidRequest:
-		return StringInvalidRequest
-	case CodeMethodNotFound:
-		return StringMethodNotFound
-	case CodeInvalidParams:
-		return StringInvalidParams
-	case CodeInternalError:
-		return StringInternalError
-	case CodeKeepalive:
-		return StringKeepalive
-	}
-	return StringUnknown
-}
 
 // Retry is the hint attached to retryable errors.
 type Retry struct {

@@ -37,6 +37,7 @@ type Reader struct {
 	deadliner    Deadliner // nil: frames have no deadline
 	deadlineSet  bool      // a read deadline is armed (possibly from an earlier frame)
 	deadline     time.Time
+	frameStart   time.Time // when the current frame's first byte was seen; zero before
 
 	buf  []byte // idle[:] or a pooled busy buffer
 	r, w int    // unread data is buf[r:w]
@@ -70,6 +71,16 @@ func (fr *Reader) SetFrameTimeout(d Deadliner, timeout time.Duration) {
 // Buffered reports how many bytes are buffered but not yet returned.
 func (fr *Reader) Buffered() int { return fr.w - fr.r }
 
+// FrameBuffered reports whether the next ReadFrame can return without
+// reading: a whole frame, or a bad header, is buffered.
+func (fr *Reader) FrameBuffered() bool {
+	if fr.w-fr.r < HeaderLen {
+		return false
+	}
+	n, err := parseHeader(fr.buf[fr.r : fr.r+HeaderLen])
+	return err != nil || n > fr.maxBody || fr.w-fr.r >= HeaderLen+n+1
+}
+
 // ReadFrame returns the next frame's body. It returns io.EOF when the stream
 // ends cleanly between frames, io.ErrUnexpectedEOF when it ends inside a
 // frame, and a *FrameError when the framing is invalid; in the last case
@@ -79,6 +90,7 @@ func (fr *Reader) ReadFrame() ([]byte, error) {
 		putBuf(fr.big)
 		fr.big = nil
 	}
+	fr.frameStart = time.Time{}
 	if err := fr.fill(HeaderLen); err != nil {
 		return nil, err
 	}
@@ -189,21 +201,26 @@ func (fr *Reader) makeRoom(n int) {
 	fr.busy, fr.buf = busy, *busy
 }
 
-// armDeadline bounds the frame that has begun. A deadline armed for an
-// earlier frame is kept while it leaves this one at least half the
-// timeout, so pipelined frames that span reads do not reset it each time:
-// a begun frame completes within the timeout, or aborts after between half
-// and all of it.
+// armDeadline bounds the frame that has begun: it must end within the
+// frame timeout of its first byte, however slowly the bytes come. A
+// deadline armed for an earlier frame is kept while it falls within this
+// frame's own bound and leaves it at least half the timeout, so pipelined
+// frames that span reads do not reset it each time: a begun frame
+// completes within the timeout, or aborts after between half and all of it.
 func (fr *Reader) armDeadline() {
 	if fr.deadliner == nil || fr.frameTimeout <= 0 {
 		return
 	}
 	now := time.Now()
-	if fr.deadlineSet && fr.deadline.Sub(now) >= fr.frameTimeout/2 {
+	if fr.frameStart.IsZero() {
+		fr.frameStart = now
+	}
+	limit := fr.frameStart.Add(fr.frameTimeout)
+	if fr.deadlineSet && !fr.deadline.After(limit) && !fr.deadline.Before(limit.Add(-fr.frameTimeout/2)) {
 		return
 	}
-	fr.deadlineSet, fr.deadline = true, now.Add(fr.frameTimeout)
-	_ = fr.deadliner.SetReadDeadline(fr.deadline)
+	fr.deadlineSet, fr.deadline = true, limit
+	_ = fr.deadliner.SetReadDeadline(limit)
 }
 
 func (fr *Reader) clearDeadline() {

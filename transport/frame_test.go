@@ -239,3 +239,24 @@ func BenchmarkReadFrame(b *testing.B) {
 		}
 	}
 }
+
+// FrameBuffered says whether ReadFrame can return without reading.
+func TestFrameBuffered(t *testing.T) {
+	for wire, want := range map[string]bool{
+		"":                      false,
+		"0000000":               false,
+		"00000002:":             false,
+		"00000002:{}":           false,
+		"00000002:{}\n":         true,
+		"0000000g:":             true, // a bad header fails at once
+		"7fffffff:":             true, // over the limit: fails at once
+		"00000002:{}\n0000000a": true,
+	} {
+		fr := NewReader(strings.NewReader(wire), 1024)
+		if len(wire) > 0 {
+			// Fill the buffer without consuming: ask for more than there is.
+			_ = fr.fill(len(wire) + 1)
+		}
+		assert.Equal(t, want, fr.FrameBuffered(), "%q", wire)
+	}
+}

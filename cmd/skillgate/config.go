@@ -61,6 +61,7 @@ type serveConfig struct {
 	MaxHTTPConns      int
 	HTTPOrigins       []string
 	HTTPHosts         []string
+	MaxTotalQueued    int64
 	AuthFile          string
 	AllowAnonymous    bool
 	LogLevel          string
@@ -110,10 +111,11 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", d.MaxMessageSize, "largest frame body accepted or sent, in bytes")
 	fs.IntVar(&c.MaxConnections, "max-connections", 20000, "open framed connections; past it new ones get OVERLOADED (0: no limit)")
 	fs.IntVar(&c.MaxInflight, "max-inflight", d.MaxInflight, "concurrent requests per connection; past it OVERLOADED")
-	fs.IntVar(&c.MaxQueuedBytes, "max-queued-bytes", 0, "response bytes queued for one connection before it is cut off as a slow reader (0: 8 × max-message-size)")
+	fs.IntVar(&c.MaxQueuedBytes, "max-queued-bytes", 0, "bytes queued for one connection before it is cut off as a slow reader (0: 8 × max-message-size)")
 	fs.IntVar(&c.MaxHTTPConns, "max-http-connections", 1024, "open connections of --http-listen; past it new ones get 503 OVERLOADED (0: no limit)")
 	fs.StringSliceVar(&c.HTTPOrigins, "http-allowed-origins", nil, "browser origins (scheme://host[:port]) whose requests POST /rpc serves; any other Origin is refused")
 	fs.StringSliceVar(&c.HTTPHosts, "http-allowed-hosts", nil, "Host names accepted, besides localhost and loopback addresses, by an HTTP listener on loopback (e.g. behind a local proxy)")
+	fs.Int64Var(&c.MaxTotalQueued, "max-total-queued-bytes", 0, "bytes queued across all connections and HTTP answers; past it new work gets OVERLOADED (0: a quarter of the memory limit, cgroup or physical; -1: no limit)")
 	fs.StringVar(&c.AuthFile, "auth-file", "", "YAML file of identities (hashed tokens, client certificates, policies); empty: no authentication")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "run without --auth-file even when listening beyond loopback")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -216,6 +218,12 @@ func (c *serveConfig) validate() error {
 	if c.DrainDelay < 0 {
 		errs = append(errs, errors.New("--drain-delay must not be negative"))
 	}
+	if c.MaxTotalQueued < -1 {
+		errs = append(errs, errors.New("--max-total-queued-bytes must be -1 (no limit), 0 (derived) or positive"))
+	}
+	if c.MaxTotalQueued > 0 && c.MaxTotalQueued < int64(c.MaxMessageSize) {
+		errs = append(errs, fmt.Errorf("--max-total-queued-bytes %d must hold at least one message (--max-message-size %d)", c.MaxTotalQueued, c.MaxMessageSize))
+	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, errors.New("--drain-timeout must not be negative"))
 	}
@@ -239,10 +247,40 @@ func (c *serveConfig) session() session.Config {
 	s.MaxInflight = c.MaxInflight
 	s.MaxConnections = c.MaxConnections
 	s.MaxQueuedBytes = c.MaxQueuedBytes
-	if s.MaxQueuedBytes == 0 {
-		s.MaxQueuedBytes = 8 * c.MaxMessageSize
-	}
+	dispatch.ConfigureSession(&s)
 	return s
+}
+
+// totalQueued is the size of the gateway-wide queued bytes budget: the
+// flag when set, else a quarter of the memory the process may use (its
+// cgroup's limit, or physical memory), and never below what 64 connections
+// may each queue, so that a small box still serves.
+func (c *serveConfig) totalQueued(memory int64) int64 {
+	switch {
+	case c.MaxTotalQueued > 0:
+		return c.MaxTotalQueued
+	case c.MaxTotalQueued < 0:
+		return 0 // no limit
+	}
+	perConn := int64(c.MaxQueuedBytes)
+	if perConn == 0 {
+		perConn = int64(session.DefaultQueuedMessages * c.MaxMessageSize)
+	}
+	return max(memory/4, 64*perConn)
+}
+
+// limits gathers what Initialize advertises from the settings that own
+// each value.
+func (c *serveConfig) limits(sc session.Config) dispatch.Limits {
+	return dispatch.Limits{
+		MaxMessageSize:      sc.MaxMessageSize,
+		MaxOutputBytes:      sandbox.MaxOutputBytes,
+		LogsPreviewBytes:    sandbox.MaxLogsPreview,
+		MaxBlobSize:         c.MaxBlobSize,
+		DefaultRunTimeoutMS: c.RunTimeout.Milliseconds(),
+		MaxRunTimeoutMS:     c.MaxRunTimeout.Milliseconds(),
+		MaxInflight:         sc.MaxInflight,
+	}
 }
 
 func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
@@ -250,7 +288,7 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s.Python = c.Python
 	s.Mode, _ = sandbox.ParseMode(c.SandboxMode) // validated
 	s.Workers = c.SandboxWorkers
-	s.QueueSize = 4 * c.SandboxWorkers
+	s.QueueSize = 0 // sandbox derives it from Workers
 	s.WarmPool = c.SandboxWarmPool
 	if s.WarmPool < 0 {
 		// Two per worker: a run takes its sandbox in about a millisecond, a

@@ -142,3 +142,42 @@ func TestSandboxModeFlag(t *testing.T) {
 		assert.ErrorContains(t, cfg.validate(), "--sandbox-mode must be auto, root or rootless", "%q", bad)
 	}
 }
+
+// --max-total-queued-bytes: explicit values win, -1 means no limit, and
+// the default is a quarter of the memory limit with a floor of 64
+// connections' worth of queue.
+func TestTotalQueuedBudget(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	const gib = 1 << 30
+	assert.Equal(t, int64(gib), cfg.totalQueued(4*gib), "a quarter of the memory")
+	assert.Equal(t, int64(64*8*cfg.MaxMessageSize), cfg.totalQueued(64<<20), "the floor on a small box")
+	assert.Equal(t, int64(64*8*cfg.MaxMessageSize), cfg.totalQueued(0), "memory unknown")
+	cfg.MaxQueuedBytes = 1 << 20
+	assert.Equal(t, int64(64<<20), cfg.totalQueued(0), "the floor follows --max-queued-bytes")
+	cfg.MaxTotalQueued = 123 << 20
+	assert.Equal(t, int64(123<<20), cfg.totalQueued(4*gib))
+	cfg.MaxTotalQueued = -1
+	assert.Zero(t, cfg.totalQueued(4*gib), "no limit")
+	require.NoError(t, cfg.validate())
+	cfg.MaxTotalQueued = -2
+	assert.ErrorContains(t, cfg.validate(), "--max-total-queued-bytes")
+	cfg.MaxTotalQueued = 100
+	assert.ErrorContains(t, cfg.validate(), "at least one message")
+	assert.Positive(t, memoryLimit(), "this machine's memory is readable")
+}
+
+// Initialize's limits come from the flags that own them.
+func TestInitializeLimitsFromFlags(t *testing.T) {
+	cfg, err := parseServe(t, "--max-message-size", "65536", "--max-inflight", "9", "--max-blob-size", "1000",
+		"--run-timeout", "3s", "--max-run-timeout", "1m")
+	require.NoError(t, err)
+	l := cfg.limits(cfg.session())
+	assert.Equal(t, 65536, l.MaxMessageSize)
+	assert.Equal(t, 9, l.MaxInflight)
+	assert.Equal(t, int64(1000), l.MaxBlobSize)
+	assert.Equal(t, int64(3000), l.DefaultRunTimeoutMS)
+	assert.Equal(t, int64(60000), l.MaxRunTimeoutMS)
+	assert.Positive(t, l.MaxOutputBytes)
+	assert.Positive(t, l.LogsPreviewBytes)
+}

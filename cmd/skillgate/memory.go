@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -41,4 +44,44 @@ func releaseIdleMemory(ctx context.Context, log zerolog.Logger) {
 			log.Debug().Uint64("free_bytes", free).Msg("returned free heap memory to the operating system")
 		}
 	}
+}
+
+// memoryLimit is the memory the process may use: its cgroup's limit (v2,
+// then v1) when one is set, else the machine's physical memory. It returns
+// 0 when neither can be read.
+func memoryLimit() int64 {
+	for _, path := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		if n, ok := readLimit(path); ok {
+			if phys := physicalMemory(); phys > 0 && n > phys {
+				return phys // v1 reports "no limit" as a huge number
+			}
+			return n
+		}
+	}
+	return physicalMemory()
+}
+
+func readLimit(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil && n > 0 // "max" (v2's no limit) fails to parse
+}
+
+func physicalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }

@@ -193,9 +193,9 @@ func TestReadyzSaysWhatEnforcesTheLimits(t *testing.T) {
 		assert.Contains(t, string(body), want)
 	}
 	c := rpcClient{t: t, url: "http://" + g.addrs["http"] + "/rpc"}
-	r := c.run("run_code", `{"language":"python","code":"import os\ndef main(a):\n    return os.getuid()"}`)
+	r := c.run("run_code", `{"language":"python","code":"import os\ndef main(a):\n    return {\"uid\": os.getuid()}"}`)
 	assert.Equal(t, "completed", r.Status, "%+v", r.Error)
-	assert.JSONEq(t, "1000", string(r.Output))
+	assert.JSONEq(t, `{"uid": 1000}`, string(r.Output))
 }
 
 func TestServeRefusesAModeItCannotRun(t *testing.T) {

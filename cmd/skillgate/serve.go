@@ -111,13 +111,20 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
 	g.health.SetDetails(sandboxDetails(g.runner, unavailable))
+	g.budget = session.NewBudget(cfg.totalQueued(memoryLimit()))
+	g.metrics.QueuedBytes(
+		func() float64 { return float64(g.budget.Used()) },
+		func() float64 { return float64(g.budget.Limit()) })
+	log.Info().Int64("max_total_queued_bytes", g.budget.Limit()).Msg("gateway-wide queued bytes budget")
 	sc := cfg.session()
 	sc.Logger = log.With().Str("component", "session").Logger()
 	sc.Metrics = g.metrics
+	sc.Budget = g.budget
 	d := dispatch.New(dispatch.Options{
 		Info: dispatch.Info{
 			Name: "skillgate", Version: buildVersion(), MaxMessageSize: sc.MaxMessageSize,
 			KeepaliveInterval: sc.KeepaliveInterval, KeepaliveTimeout: sc.KeepaliveTimeout,
+			Limits: cfg.limits(sc),
 		},
 		Logger:  log.With().Str("component", "dispatch").Logger(),
 		Metrics: g.metrics,
