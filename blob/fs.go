@@ -147,6 +147,7 @@ func (s *FSStore) scan() error {
 			}
 		}
 	}
+	removed += s.obj.removeTemps()
 	count, bytes := s.idx.usage()
 	s.log.Info().Str("dir", s.opts.Dir).Int("blobs", count).Int64("bytes", bytes).
 		Int("removed_partial", removed).Msg("blob store opened")

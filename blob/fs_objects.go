@@ -141,3 +141,16 @@ func (o fsObjects) DeleteObject(_ context.Context, key string) error {
 	}
 	return nil
 }
+
+// removeTemps removes the temp files of writes a crash interrupted; the
+// store's lock guarantees no write of this store is running.
+func (o fsObjects) removeTemps() int {
+	n := 0
+	_ = filepath.WalkDir(o.root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), tmpPrefix) && os.Remove(p) == nil {
+			n++
+		}
+		return nil
+	})
+	return n
+}

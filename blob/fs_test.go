@@ -235,3 +235,22 @@ func crashHelper(dir string) {
 	_, _ = io.WriteString(os.Stderr, "crash helper: Put returned\n")
 	os.Exit(3)
 }
+
+// Temp files of object writes a crash interrupted go at open; the objects
+// stay.
+func TestFSStoreRemovesObjectTemps(t *testing.T) {
+	dir := t.TempDir()
+	s := openFS(t, dir, FSOptions{})
+	require.NoError(t, s.Objects().PutObject(context.Background(), "runs/r1/record", strings.NewReader("kept")))
+	require.NoError(t, s.Close())
+	stale := filepath.Join(dir, objectsKVDir, "runs", "r1", tmpPrefix+"123")
+	require.NoError(t, os.WriteFile(stale, []byte("half"), 0o600))
+
+	s = openFS(t, dir, FSOptions{})
+	defer s.Close()
+	assert.NoFileExists(t, stale)
+	list, err := s.Objects().ListObjects(context.Background(), "runs/")
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "runs/r1/record", list[0].Key)
+}
