@@ -3,20 +3,26 @@ package dispatch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"strconv"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/skillgate/skillgate/dispatch/auth"
-	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
 )
 
 // DefaultSampleBytes is read_blob's max_bytes when the client gives none.
 const DefaultSampleBytes = 4096
 
+// SampleRange is read_blob's mode for reading a blob piece by piece.
+const SampleRange = "range"
+
 func init() {
-	domainErrors = append(domainErrors, domainError{skills.ErrStorageFull, storageFull})
+	domainErrors = append(domainErrors, domainError{blob.ErrStorageFull, storageFull})
 }
 
 // storageFull answers a full disk, descriptor table or quota. Only the
@@ -25,7 +31,7 @@ func init() {
 // hence a retry hint of seconds rather than milliseconds.
 func storageFull(err error) *transport.Error {
 	details := "the gateway's blob storage is full"
-	var se *skills.StorageFullError
+	var se *blob.StorageFullError
 	if errors.As(err, &se) {
 		details = se.Error()
 	}
@@ -45,8 +51,8 @@ func blobOwner(call *Call) string {
 }
 
 // blobPut describes a blob the caller stores: its owner and quota.
-func blobPut(call *Call, kind string) skills.PutOptions {
-	return skills.PutOptions{Kind: kind, Owner: blobOwner(call), OwnerQuota: call.Identity.Limits().BlobStoreBytes}
+func blobPut(call *Call, kind string) blob.PutOptions {
+	return blob.PutOptions{Kind: kind, Owner: blobOwner(call), OwnerQuota: call.Identity.Limits().BlobStoreBytes}
 }
 
 func (d *Dispatcher) registerBlobs() {
@@ -73,13 +79,13 @@ func (d *Dispatcher) createBlob(ctx context.Context, call *Call) (any, error) {
 	if kind == "" {
 		kind = "text/plain"
 	}
-	kind, err := skills.NormalizeKind(kind)
+	kind, err := blob.NormalizeKind(kind)
 	if err != nil {
 		return nil, paramErr("kind", "must be a MIME type such as text/plain, text/csv or application/json")
 	}
 	if encoding == "" {
 		encoding = EncodingUTF8
-		if !skills.IsTextKind(kind) {
+		if !blob.IsTextKind(kind) {
 			encoding = EncodingBase64
 		}
 	}
@@ -90,13 +96,16 @@ func (d *Dispatcher) createBlob(ctx context.Context, call *Call) (any, error) {
 				`; send text kinds as plain strings or set "encoding":"utf-8"`)
 		}
 	}
-	info, err := d.opts.Blobs.Put(ctx, d.opts.Blobs.NewID(), blobPut(call, kind), bytes.NewReader(data))
-	if errors.Is(err, skills.ErrInvalidKind) {
+	put := blobPut(call, kind)
+	sum := sha256.Sum256(data) // known up front, so a store can write in one pass
+	put.SHA256 = hex.EncodeToString(sum[:])
+	info, err := d.opts.Blobs.Put(ctx, d.opts.Blobs.NewID(), put, bytes.NewReader(data))
+	if errors.Is(err, blob.ErrInvalidKind) {
 		// A kind that passed NormalizeKind can still overflow the blob's
 		// fixed-size header once JSON-escaped next to a long owner name.
 		return nil, paramErr("kind", "is too long to store with the blob; use a shorter MIME type with fewer parameters")
 	}
-	if errors.Is(err, skills.ErrBlobTooLarge) {
+	if errors.Is(err, blob.ErrTooLarge) {
 		return nil, transport.AppError(transport.StringBlobTooLarge, "The blob is larger than the gateway accepts.").
 			WithDetails(err.Error())
 	}
@@ -119,23 +128,30 @@ type ReadBlobResult struct {
 func (d *Dispatcher) readBlob(ctx context.Context, call *Call) (any, error) {
 	p := newParams(call.Params)
 	id := p.RequiredString("blob_id")
-	mode := p.Enum("mode", string(skills.SampleHead), string(skills.SampleHead), string(skills.SampleTail), string(skills.SampleFull))
+	mode := p.Enum("mode", string(blob.SampleHead), string(blob.SampleHead), string(blob.SampleTail), string(blob.SampleFull), SampleRange)
 	maxBytes := p.Int("max_bytes", 0, 1, 1<<40)
+	offset := p.Int("offset", -1, 0, 1<<62)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	if skills.ValidateBlobID(id) != nil {
+	if blob.ValidateID(id) != nil {
 		return nil, paramErr("blob_id", `must be a blob id such as "blob:3f2a…" as returned by create_blob`)
 	}
-	b, err := skills.OpenOwned(ctx, d.opts.Blobs, id, blobOwner(call))
+	b, err := blob.OpenOwned(ctx, d.opts.Blobs, id, blobOwner(call))
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
 	info := b.Info()
-	text := skills.IsTextKind(info.Kind)
+	text := blob.IsTextKind(info.Kind)
 	limit := d.sampleLimit(text)
-	if mode == string(skills.SampleFull) && info.Size > limit {
+	if mode == SampleRange {
+		return d.readRange(b, max(offset, 0), maxBytes, limit)
+	}
+	if offset >= 0 {
+		return nil, paramErr("offset", `is only read with "mode":"range"`)
+	}
+	if mode == string(blob.SampleFull) && info.Size > limit {
 		return nil, paramErr("mode", "full cannot return this blob: it is "+strconv.FormatInt(info.Size, 10)+
 			" bytes and one response carries at most "+strconv.FormatInt(limit, 10)+
 			`; read it with "mode":"sample_head" or "sample_tail" and max_bytes`)
@@ -144,10 +160,10 @@ func (d *Dispatcher) readBlob(ctx context.Context, call *Call) (any, error) {
 	if maxBytes > 0 {
 		want = maxBytes
 	}
-	if mode == string(skills.SampleFull) {
+	if mode == string(blob.SampleFull) {
 		want = max(info.Size, 1)
 	}
-	data, truncated, err := skills.ReadSample(b, skills.SampleMode(mode), min(want, limit))
+	data, truncated, err := blob.ReadSample(b, blob.SampleMode(mode), min(want, limit))
 	if err != nil {
 		return nil, err
 	}

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -26,7 +27,7 @@ func TestCreateBlobOnFullDisk(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs: %v", err)
 	}
 	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
-	store, err := skills.OpenFSStore(skills.FSOptions{Dir: dir})
+	store, err := blob.OpenFSStore(blob.FSOptions{Dir: dir})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	e := newEnvOpts(t, examplesDir(), 256<<10, func(o *Options) { o.Blobs = store })

@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
@@ -15,7 +17,6 @@ import (
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/skills"
 )
 
 // MethodFunc implements one method. It returns a value that marshals to a
@@ -118,7 +119,10 @@ type Options struct {
 	// Skills serves the discovery methods; nil leaves them out.
 	Skills CatalogSource
 	// Blobs serves create_blob and read_blob; nil leaves them out.
-	Blobs skills.BlobStore
+	Blobs blob.Store
+	// Uploads serves begin_upload, upload_chunk and finish_upload; nil
+	// keeps them in Blobs with the default limits.
+	Uploads *blob.Uploads
 	// Authn authenticates clients; nil runs open (everyone anonymous).
 	Authn auth.Authenticator
 	// Limiter enforces per-identity rates and caps; nil creates one.
@@ -157,6 +161,7 @@ type Dispatcher struct {
 	methods  map[string]*method  // canonical names and aliases
 	other    *method             // metrics of unknown methods
 	inflight [2]prometheus.Gauge // framed, http
+	uploads  *blob.Uploads
 }
 
 // New returns a Dispatcher serving Initialize.
@@ -176,7 +181,12 @@ func New(opts Options) *Dispatcher {
 		d.registerSkills()
 	}
 	if opts.Blobs != nil {
+		d.uploads = opts.Uploads
+		if d.uploads == nil {
+			d.uploads = blob.NewUploads(opts.Blobs, blob.UploadOptions{})
+		}
 		d.registerBlobs()
+		d.registerUploads()
 	}
 	if opts.Skills != nil && opts.Blobs != nil {
 		d.registerExecution()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/internal/pyname"
@@ -339,14 +341,14 @@ func (d *Dispatcher) loadInputs(ctx context.Context, call *Call, ids []string) (
 	var out []sandbox.InputBlob
 	seen := make(map[string]bool, len(ids))
 	for i, id := range ids {
-		if skills.ValidateBlobID(id) != nil {
+		if blob.ValidateID(id) != nil {
 			return nil, paramErr(fmt.Sprintf("input_blobs[%d]", i), "is not a blob id (blob:<32 hex digits>)")
 		}
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		b, err := skills.OpenOwned(ctx, d.opts.Blobs, id, blobOwner(call))
+		b, err := blob.OpenOwned(ctx, d.opts.Blobs, id, blobOwner(call))
 		if err != nil {
 			return nil, err
 		}
@@ -377,7 +379,7 @@ func (d *Dispatcher) runResult(ctx context.Context, call *Call, runID string, re
 		if oerr == nil {
 			oerr = d.storeOutputs(ctx, call, res.OutputBlobs, out)
 		}
-		if errors.Is(oerr, skills.ErrStorageFull) {
+		if errors.Is(oerr, blob.ErrStorageFull) {
 			return nil, oerr
 		}
 		if oerr == nil {
@@ -421,7 +423,7 @@ func outputError(err error) *sandbox.RunError {
 	switch {
 	case errors.Is(err, errNotObject):
 		return &sandbox.RunError{Type: sandbox.ErrTypeInvalidOutput, Message: err.Error()}
-	case errors.Is(err, skills.ErrInvalidKind), errors.Is(err, skills.ErrBlobTooLarge):
+	case errors.Is(err, blob.ErrInvalidKind), errors.Is(err, blob.ErrTooLarge):
 		return &sandbox.RunError{Type: "BlobError", Message: err.Error()}
 	}
 	return &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: err.Error()}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -35,7 +37,7 @@ type env struct {
 	d       *Dispatcher
 	metrics *metrics.Metrics
 	reg     *skills.Registry
-	blobs   skills.BlobStore
+	blobs   blob.Store
 	http    *httptest.Server
 }
 
@@ -53,7 +55,7 @@ func newEnvOpts(t *testing.T, skillsDir string, maxBlob int64, mutate func(*Opti
 	reg, err := skills.NewRegistry(skills.Options{Dir: skillsDir, Logger: zerolog.Nop()})
 	require.NoError(t, err)
 	e.reg = reg
-	e.blobs = skills.NewMemStore(skills.MemOptions{MaxBlobSize: maxBlob})
+	e.blobs = blob.NewMemStore(blob.MemOptions{MaxBlobSize: maxBlob})
 	opts := Options{
 		Info:    Info{Name: "skillgate", Version: "test", MaxMessageSize: testMaxMessage},
 		Logger:  zerolog.Nop(),

@@ -13,10 +13,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
-	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -166,7 +166,7 @@ func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, r
 		e = errCanceledRun
 	case errors.Is(err, sandbox.ErrClosed):
 		e = &sandbox.RunError{Type: transport.StringInterrupted, Message: "the gateway shut down while the run was in progress"}
-	case errors.Is(err, skills.ErrStorageFull):
+	case errors.Is(err, blob.ErrStorageFull):
 		e = &sandbox.RunError{Type: transport.StringStorageFull, Message: err.Error()}
 	}
 	out := &RunResult{Status: sandbox.StatusFailed, RunID: run.ID(), OutputBlobs: []string{},

@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
-	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -307,7 +308,7 @@ func TestBlobs(t *testing.T) {
 // putBlob stores a blob of the anonymous identity, the caller of an open
 // gateway.
 func (e *env) putBlob(t *testing.T, content string) string {
-	info, err := e.blobs.Put(t.Context(), e.blobs.NewID(), skills.PutOptions{Kind: "text/plain", Owner: auth.AnonymousName},
+	info, err := e.blobs.Put(t.Context(), e.blobs.NewID(), blob.PutOptions{Kind: "text/plain", Owner: auth.AnonymousName},
 		strings.NewReader(content))
 	require.NoError(t, err)
 	return info.ID

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -32,7 +34,7 @@ func init() {
 			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Skill not found.",
 				StringCode: transport.StringSkillNotFound, Details: err.Error()}
 		}},
-		domainError{skills.ErrBlobNotFound, func(err error) *transport.Error {
+		domainError{blob.ErrNotFound, func(err error) *transport.Error {
 			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Blob not found.",
 				StringCode: transport.StringBlobNotFound, Details: err.Error() + "; blobs expire after the gateway's blob TTL"}
 		}},

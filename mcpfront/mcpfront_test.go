@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/sandbox"
@@ -49,7 +50,7 @@ func newFixture(tb testing.TB, dir string, opts Options) *fixture {
 	reg, err := skills.NewRegistry(skills.Options{Dir: dir, Logger: zerolog.Nop()})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = reg.Close() })
-	blobs := skills.NewMemStore(skills.MemOptions{})
+	blobs := blob.NewMemStore(blob.MemOptions{})
 	tb.Cleanup(func() { _ = blobs.Close() })
 	d := dispatch.New(dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs, Runner: cannedRunner{},
 		Info: dispatch.Info{MaxMessageSize: 1 << 20}})

@@ -1,6 +1,6 @@
 // Package skills holds the skill registry (skill packages loaded from disk,
 // validated, versioned and served as immutable snapshots), the built-in
-// Skills Protocol guide, and the blob store.
+// Skills Protocol guide. Blobs live in package blob.
 //
 // # Skill packages
 //
@@ -64,11 +64,4 @@
 // List pages by name, one entry per name (its latest version), with opaque
 // cursors that carry the last name returned, so a cursor stays valid across
 // reloads.
-//
-// # Blobs
-//
-// BlobStore is the storage contract (FSStore on local disk, MemStore in
-// memory; an S3-compatible store can follow). Blobs are immutable, have ids
-// "blob:" + 32 hex digits drawn from crypto/rand, a MIME kind, a size limit
-// and a TTL; an open Blob holds a lease that TTL cleanup respects.
 package skills

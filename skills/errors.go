@@ -20,30 +20,4 @@ var (
 	ErrInvalidVersion = errors.New("invalid semantic version")
 	// ErrRegistryClosed: Reload after Close.
 	ErrRegistryClosed = errors.New("registry closed")
-
-	// ErrBlobNotFound: no blob with that id (never written, expired or removed).
-	ErrBlobNotFound = errors.New("blob not found")
-	// ErrBlobExists: Put with an id that is already stored or being written.
-	ErrBlobExists = errors.New("blob already exists")
-	// ErrBlobTooLarge: the content passed the store's size limit; nothing was kept.
-	ErrBlobTooLarge = errors.New("blob too large")
-	// ErrInvalidBlobID: not of the form "blob:" followed by 32 lowercase hex digits.
-	ErrInvalidBlobID = errors.New("invalid blob id")
-	// ErrInvalidKind: a blob kind that is not a MIME type (type/subtype).
-	ErrInvalidKind = errors.New("invalid blob kind")
-	// ErrFullReadTooLarge: ReadSample in SampleFull mode on a blob larger than
-	// the byte budget; the caller should sample the head or the tail instead.
-	ErrFullReadTooLarge = errors.New("blob larger than max_bytes: read it with sample_head or sample_tail")
-	// ErrInvalidSample: an unknown sample mode or a non-positive byte budget.
-	ErrInvalidSample = errors.New("invalid sample request")
-	// ErrStoreClosed: an operation on a closed blob store.
-	ErrStoreClosed = errors.New("blob store closed")
-	// ErrStoreLocked: another process holds the blob store's data directory.
-	ErrStoreLocked = errors.New("blob store directory in use by another process")
-	// ErrStorageFull: the store cannot take a blob now (the disk or the
-	// process's file descriptors ran out, or the store's or the owner's
-	// quota would be exceeded); nothing was kept and earlier blobs are
-	// intact. Returned as a *StorageFullError; retrying later can succeed
-	// once blobs expire or are freed.
-	ErrStorageFull = errors.New("blob storage full")
 )

@@ -1,6 +1,8 @@
 package skills
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,4 +74,9 @@ func TestSkillFiles(t *testing.T) {
 	assert.Equal(t, SourcePackage, s.Source)
 	assert.Contains(t, s.Body, "Body.")
 	assert.NotContains(t, s.Body, "short_description")
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

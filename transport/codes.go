@@ -59,6 +59,9 @@ const (
 	StringMethodNotAllowed    = "METHOD_NOT_ALLOWED"
 	StringStorageFull         = "STORAGE_FULL"
 	StringRunNotFound         = "RUN_NOT_FOUND"
+	// StringUploadNotFound: an unknown, finished, expired or another
+	// identity's upload id (-32602, like BLOB_NOT_FOUND).
+	StringUploadNotFound = "UPLOAD_NOT_FOUND"
 )
 
 // Execution-level error types (a failed run's error.type). The gateway

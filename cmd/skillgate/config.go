@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blob/s3blob"
+
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,10 +17,8 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/mcpfront"
-	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/skills"
 )
 
 // serveConfig is everything `skillgate serve` can be told.
@@ -38,6 +39,10 @@ type serveConfig struct {
 	SkillsDir         string
 	WatchSkills       bool
 	DataDir           string
+	BlobStore         string
+	S3Endpoint        string
+	S3Region          string
+	S3PathStyle       bool
 	MaxBlobSize       int64
 	MaxBlobStoreBytes int64
 	BlobTTL           time.Duration
@@ -62,6 +67,7 @@ type serveConfig struct {
 	FrameTimeout      time.Duration
 	InitTimeout       time.Duration
 	DrainTimeout      time.Duration
+	DrainDelay        time.Duration
 	WriteTimeout      time.Duration
 	MaxMessageSize    int
 	MaxConnections    int
@@ -95,12 +101,12 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.HTTPTLSClientCA, "http-tls-client-ca", "", "PEM CA bundle; when set, HTTPS clients must present a certificate it signed")
 	fs.BoolVar(&c.MCP, "mcp", true, "serve the MCP front door (Streamable HTTP) at /mcp on --http-listen")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:9400", "address of /metrics, /healthz and /readyz (empty: off)")
-	fs.DurationVar(&c.RunRetention, "run-retention", runs.DefaultRetention, "how long a finished run stays readable with get_run, watch_run and list_runs (kept under --data-dir/runs when set)")
 	fs.DurationVar(&c.KeepaliveInterval, "keepalive-interval", d.KeepaliveInterval, "send a _Keepalive after this long without traffic")
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
 	fs.DurationVar(&c.FrameTimeout, "frame-timeout", d.FrameTimeout, "abort when a frame that has begun does not complete within this")
 	fs.DurationVar(&c.InitTimeout, "init-timeout", d.InitTimeout, "close connections that have not initialized within this (0: never)")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long in-flight requests may take to finish")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while the gateway still serves, so load balancers stop routing to it")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", d.WriteTimeout, "deadline of each socket write")
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", d.MaxMessageSize, "largest frame body accepted or sent, in bytes")
 	fs.IntVar(&c.MaxConnections, "max-connections", 20000, "open framed connections; past it new ones get OVERLOADED (0: no limit)")
@@ -122,9 +128,13 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.SkillsDir, "skills-dir", "", "folder searched (at any depth) for skill packages; empty serves only the built-in guide")
 	fs.BoolVar(&c.WatchSkills, "watch-skills", true, "reload skills when files under --skills-dir change (SIGHUP always reloads)")
 	fs.StringVar(&c.DataDir, "data-dir", "", "folder of the blob store; empty keeps blobs in memory only")
-	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", skills.DefaultMaxBlobSize, "largest blob accepted, in bytes")
+	fs.StringVar(&c.BlobStore, "blob-store", "", "where blobs live: empty (--data-dir, or memory without it), \"memory\", or s3://bucket/prefix shared by replicas")
+	fs.StringVar(&c.S3Endpoint, "s3-endpoint", "", "S3 service of an s3:// --blob-store: host:port (HTTPS) or http(s)://host:port; empty: AWS")
+	fs.StringVar(&c.S3Region, "s3-region", "", "region of the s3:// --blob-store bucket (empty: ask the service)")
+	fs.BoolVar(&c.S3PathStyle, "s3-path-style", false, "address the bucket as endpoint/bucket (MinIO, endpoints without DNS names)")
+	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", blob.DefaultMaxSize, "largest blob accepted, in bytes")
 	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
-	fs.DurationVar(&c.BlobTTL, "blob-ttl", skills.DefaultBlobTTL, "blobs older than this are removed (0: keep forever)")
+	fs.DurationVar(&c.BlobTTL, "blob-ttl", blob.DefaultTTL, "blobs older than this are removed (0: keep forever)")
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
@@ -252,6 +262,12 @@ func (c *serveConfig) validateLocal() error {
 	if c.BlobTTL < 0 {
 		errs = append(errs, errors.New("--blob-ttl must not be negative"))
 	}
+	if err := c.validateBlobStore(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.DrainDelay < 0 {
+		errs = append(errs, errors.New("--drain-delay must not be negative"))
+	}
 	if c.MaxTotalQueued < -1 {
 		errs = append(errs, errors.New("--max-total-queued-bytes must be -1 (no limit), 0 (derived) or positive"))
 	}
@@ -338,4 +354,21 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s.MaxOutputBlobBytes = c.MaxBlobSize
 	s.Logger = log
 	return s
+}
+
+// validateBlobStore checks --blob-store and the flags that go with it.
+func (c *serveConfig) validateBlobStore() error {
+	switch {
+	case c.BlobStore == "" || c.BlobStore == "memory":
+		if c.S3Endpoint != "" || c.S3Region != "" || c.S3PathStyle {
+			return errors.New("--s3-endpoint, --s3-region and --s3-path-style need an s3:// --blob-store")
+		}
+		return nil
+	case strings.HasPrefix(c.BlobStore, "s3://"):
+		if _, _, err := s3blob.ParseURL(c.BlobStore); err != nil {
+			return fmt.Errorf("--blob-store: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("--blob-store must be empty, \"memory\" or s3://bucket/prefix, not %q", c.BlobStore)
 }

@@ -52,7 +52,7 @@ type gatewayProcess struct {
 
 func startGateway(t testing.TB, args ...string) *gatewayProcess {
 	t.Helper()
-	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"}, args...)
+	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0"}, args...)
 	cmd := exec.Command(binary, args...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)

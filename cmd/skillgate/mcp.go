@@ -95,7 +95,7 @@ func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 	if g.skills, err = openSkills(cfg, log, g.metrics, g.mcp.refresh); err != nil {
 		return err
 	}
-	if g.blobs, err = openBlobs(cfg, log, g.metrics); err != nil {
+	if g.blobs, err = openBlobs(g.ctx, cfg, log, g.metrics); err != nil {
 		return err
 	}
 	var unavailable string

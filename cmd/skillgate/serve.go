@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillgate/skillgate/blob"
+
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
@@ -57,7 +59,7 @@ type gateway struct {
 	metrics *metrics.Metrics
 	health  metrics.Health
 	skills  *skills.Registry
-	blobs   skills.BlobStore
+	blobs   blob.Store
 	ctx     context.Context // canceled when the gateway stops
 	auth    *auth.Store     // nil without --auth-file
 	runner  *sandbox.Runner // nil when execution is off or unavailable
@@ -101,7 +103,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		g.close()
 		return nil, err
 	}
-	if g.blobs, err = openBlobs(cfg, log, g.metrics); err != nil {
+	if g.blobs, err = openBlobs(ctx, cfg, log, g.metrics); err != nil {
 		g.close()
 		return nil, err
 	}
@@ -110,6 +112,8 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		g.close()
 		return nil, err
 	}
+	uploads := blob.NewUploads(g.blobs, blob.UploadOptions{})
+	go sweepUploads(ctx, uploads, log.With().Str("component", "blobs").Logger())
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
 	g.health.SetDetails(sandboxDetails(g.runner, unavailable))
@@ -137,6 +141,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Metrics: g.metrics,
 		Skills:  g.skills,
 		Blobs:   g.blobs,
+		Uploads: uploads,
 		Authn:   authn,
 		Runner:  runnerOrNil(g.runner),
 		Egress:  eg,
@@ -330,8 +335,12 @@ wait:
 		}
 	}
 	g.health.SetNotReady("draining")
+	cutShort := fatal == nil && !g.delayDrain(sigs)
 	drainCtx, cancel := context.WithTimeout(context.Background(), g.cfg.DrainTimeout)
 	defer cancel()
+	if cutShort {
+		cancel()
+	}
 	go func() {
 		select {
 		case <-sigs:
@@ -356,4 +365,24 @@ wait:
 	}
 	g.log.Info().Msg("stopped")
 	return fatal
+}
+
+// delayDrain keeps serving for --drain-delay after readiness went false,
+// so that load balancers polling /readyz stop sending new connections
+// before the gateway stops accepting them. A second signal ends it and
+// reports false.
+func (g *gateway) delayDrain(sigs <-chan os.Signal) bool {
+	if g.cfg.DrainDelay <= 0 {
+		return true
+	}
+	g.log.Info().Dur("drain_delay", g.cfg.DrainDelay).Msg("not ready; serving on while load balancers stop routing here")
+	t := time.NewTimer(g.cfg.DrainDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-sigs:
+		g.log.Warn().Msg("second signal: closing at once")
+		return false
+	}
 }

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blob/s3blob"
 
 	"github.com/rs/zerolog"
 
@@ -65,14 +69,21 @@ func openRuns(cfg *serveConfig, log zerolog.Logger) (*runs.Registry, error) {
 	return reg, nil
 }
 
-// openBlobs opens the blob store: files under --data-dir, or memory.
-func openBlobs(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (skills.BlobStore, error) {
-	var store skills.BlobStore
-	if cfg.DataDir == "" {
+// openBlobs opens the blob store: a bucket, files under --data-dir, or
+// memory.
+func openBlobs(ctx context.Context, cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (blob.Store, error) {
+	var store blob.Store
+	if strings.HasPrefix(cfg.BlobStore, "s3://") {
+		s, err := openS3(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		store = s
+	} else if cfg.DataDir == "" || cfg.BlobStore == "memory" {
 		log.Warn().Msg("blobs are kept in memory and lost on restart; set --data-dir to keep them")
-		store = skills.NewMemStore(skills.MemOptions{MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL})
+		store = blob.NewMemStore(blob.MemOptions{MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL})
 	} else {
-		fs, err := skills.OpenFSStore(skills.FSOptions{
+		fs, err := blob.OpenFSStore(blob.FSOptions{
 			Dir: cfg.DataDir, MaxBlobSize: cfg.MaxBlobSize, MaxStoreBytes: cfg.MaxBlobStoreBytes, TTL: cfg.BlobTTL,
 			Logger: log.With().Str("component", "blobs").Logger(),
 		})
@@ -155,4 +166,53 @@ func sandboxDetails(r *sandbox.Runner, unavailable string) string {
 		fmt.Fprintf(&b, "sandbox.%s: %s\n", kv[0], kv[1])
 	}
 	return b.String()
+}
+
+// openS3 opens the s3:// --blob-store, with credentials from the standard
+// AWS variables and files.
+func openS3(ctx context.Context, cfg *serveConfig, log zerolog.Logger) (blob.Store, error) {
+	bucket, prefix, err := s3blob.ParseURL(cfg.BlobStore)
+	if err != nil {
+		return nil, fmt.Errorf("--blob-store: %w", err)
+	}
+	if cfg.DataDir != "" {
+		log.Info().Str("data_dir", cfg.DataDir).Msg("blobs are kept in the bucket; --data-dir is not used for them")
+	}
+	if cfg.MaxBlobStoreBytes > 0 {
+		log.Warn().Msg("--max-blob-store-bytes and identities' blob quotas are not enforced on an s3:// blob store; use a bucket quota")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	s, err := s3blob.Open(ctx, s3blob.Options{
+		Bucket: bucket, Prefix: prefix, Endpoint: cfg.S3Endpoint, Region: cfg.S3Region, PathStyle: cfg.S3PathStyle,
+		MaxBlobSize: cfg.MaxBlobSize, TTL: cfg.BlobTTL, Logger: log.With().Str("component", "blobs").Logger(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--blob-store %s: %w", cfg.BlobStore, err)
+	}
+	log.Info().Str("bucket", bucket).Str("prefix", prefix).Msg("blobs kept in S3")
+	return s, nil
+}
+
+// uploadSweepInterval: uploads expire an hour after their last chunk;
+// sweeping every few minutes keeps their leftovers short-lived.
+const uploadSweepInterval = 5 * time.Minute
+
+// sweepUploads removes expired uploads until ctx ends. Every replica
+// sweeps; they only repeat each other's deletions.
+func sweepUploads(ctx context.Context, u *blob.Uploads, log zerolog.Logger) {
+	t := time.NewTicker(uploadSweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := u.Sweep(ctx); err != nil && ctx.Err() == nil {
+				log.Warn().Err(err).Msg("upload sweep")
+			} else if n > 0 {
+				log.Debug().Int("removed", n).Msg("expired uploads removed")
+			}
+		}
+	}
 }

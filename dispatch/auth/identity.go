@@ -47,6 +47,7 @@ func DefaultMethods() []string {
 	return []string{
 		"list_skills", "describe_skill", "read_skill_file", "execute_skill",
 		"run_code", "create_blob", "read_blob", "load_skills_protocol_guide",
+		"begin_upload", "upload_chunk", "finish_upload",
 	}
 }
 

@@ -20,22 +20,26 @@ const module = "github.com/skillgate/skillgate"
 // so that none of them needs another for it. A package missing here fails
 // the test: a new package states its place in the graph when it is added.
 var allowed = map[string][]string{
-	"transport":           {},
-	"metrics":             {},
-	"internal/pyname":     {},
-	"internal/testpki":    {},
-	"internal/archtest":   {},
-	"dispatch/auth":       {"egress"},
-	"runs":                {},
-	"sandbox":             {"internal/pyname"},
-	"egress":              {"metrics"},
-	"skills":              {"internal/pyname", "egress"},
-	"session":             {"transport", "metrics"},
-	"dispatch":            {"transport", "session", "metrics", "skills", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs"},
-	"mcpfront":            {"transport", "skills", "dispatch", "dispatch/auth"},
-	"deploy":              {},
-	"cmd/skillgate":       {"transport", "session", "metrics", "skills", "sandbox", "dispatch", "dispatch/auth", "mcpfront", "egress", "runs"},
-	"cmd/skillgate-bench": {"transport", "session", "internal/testpki"},
+	"transport":             {},
+	"metrics":               {},
+	"internal/pyname":       {},
+	"internal/testpki":      {},
+	"internal/scaleouttest": {},
+	"internal/archtest":     {},
+	"dispatch/auth":         {"egress"},
+	"runs":                  {},
+	"sandbox":               {"internal/pyname"},
+	"egress":                {"metrics"},
+	"skills":                {"internal/pyname", "egress"},
+	"blob":                  {},
+	"blob/blobtest":         {"blob"},
+	"blob/s3blob":           {"blob"},
+	"session":               {"transport", "metrics"},
+	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs"},
+	"mcpfront":              {"transport", "skills", "blob", "dispatch", "dispatch/auth"},
+	"deploy":                {"internal/scaleouttest"},
+	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "mcpfront", "egress", "runs"},
+	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
 }
 
 // stdlibOnly packages import nothing outside the standard library.
@@ -97,5 +101,25 @@ func TestAllowedNamesRealPackages(t *testing.T) {
 		for _, d := range deps {
 			assert.Contains(t, pkgs, d, "allowed[%s] lists %s, which is not a package of the module", pkg, d)
 		}
+	}
+}
+
+// s3Client is the S3 client module: only the S3 blob backend talks to
+// object storage, so that the gateway's other packages (and every program
+// built without that backend) stay free of it.
+const s3Client = "github.com/minio/minio-go"
+
+func TestS3ClientOnlyInS3Backend(t *testing.T) {
+	for pkg, imports := range pkgImports(t) {
+		for _, imp := range imports {
+			if strings.HasPrefix(imp, s3Client) {
+				assert.Equal(t, "blob/s3blob", pkg, "%s must not import %s: only blob/s3blob talks to S3", pkg, imp)
+			}
+		}
+	}
+	for _, pkg := range []string{"blob", "blob/blobtest", "dispatch", "skills", "session", "transport", "sandbox", "metrics"} {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+		require.NoError(t, err)
+		assert.NotContains(t, string(out), s3Client, "%s must not depend on %s, even indirectly", pkg, s3Client)
 	}
 }

@@ -1,4 +1,4 @@
-package skills
+package blob
 
 import (
 	"bufio"
@@ -102,7 +102,7 @@ func TestFSStoreRemovesCorruptFiles(t *testing.T) {
 	defer s.Close()
 	for _, id := range ids[:3] {
 		_, err := s.Stat(ctx, id)
-		assert.ErrorIs(t, err, ErrBlobNotFound, id)
+		assert.ErrorIs(t, err, ErrNotFound, id)
 		_, file := s.path(id)
 		assert.NoFileExists(t, file)
 	}
@@ -123,7 +123,7 @@ func TestFSStoreFileRemovedExternally(t *testing.T) {
 	_, file := s.path(id)
 	require.NoError(t, os.Remove(file))
 	_, err = s.Open(context.Background(), id)
-	assert.ErrorIs(t, err, ErrBlobNotFound)
+	assert.ErrorIs(t, err, ErrNotFound)
 	count, _ := s.Usage()
 	assert.Zero(t, count)
 }
@@ -190,9 +190,9 @@ func TestFSStoreCrashMidWrite(t *testing.T) {
 	s := openFS(t, dir, FSOptions{})
 	defer s.Close()
 	_, err = s.Stat(context.Background(), id)
-	assert.ErrorIs(t, err, ErrBlobNotFound)
+	assert.ErrorIs(t, err, ErrNotFound)
 	_, err = s.Open(context.Background(), id)
-	assert.ErrorIs(t, err, ErrBlobNotFound)
+	assert.ErrorIs(t, err, ErrNotFound)
 	assert.Empty(t, tempFiles(t, s), "temp files are removed at open")
 	count, _ := s.Usage()
 	assert.Zero(t, count)
@@ -234,4 +234,23 @@ func crashHelper(dir string) {
 	}})
 	_, _ = io.WriteString(os.Stderr, "crash helper: Put returned\n")
 	os.Exit(3)
+}
+
+// Temp files of object writes a crash interrupted go at open; the objects
+// stay.
+func TestFSStoreRemovesObjectTemps(t *testing.T) {
+	dir := t.TempDir()
+	s := openFS(t, dir, FSOptions{})
+	require.NoError(t, s.Objects().PutObject(context.Background(), "runs/r1/record", strings.NewReader("kept")))
+	require.NoError(t, s.Close())
+	stale := filepath.Join(dir, objectsKVDir, "runs", "r1", tmpPrefix+"123")
+	require.NoError(t, os.WriteFile(stale, []byte("half"), 0o600))
+
+	s = openFS(t, dir, FSOptions{})
+	defer s.Close()
+	assert.NoFileExists(t, stale)
+	list, err := s.Objects().ListObjects(context.Background(), "runs/")
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "runs/r1/record", list[0].Key)
 }

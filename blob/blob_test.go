@@ -1,4 +1,4 @@
-package skills
+package blob
 
 import (
 	"bytes"
@@ -36,20 +36,20 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-type storeFactory func(t *testing.T, maxSize int64, ttl time.Duration, clock *fakeClock) BlobStore
+type storeFactory func(t *testing.T, maxSize int64, ttl time.Duration, clock *fakeClock) Store
 
 var storeFactories = map[string]storeFactory{
-	"mem": func(_ *testing.T, maxSize int64, ttl time.Duration, clock *fakeClock) BlobStore {
+	"mem": func(_ *testing.T, maxSize int64, ttl time.Duration, clock *fakeClock) Store {
 		return NewMemStore(MemOptions{MaxBlobSize: maxSize, TTL: ttl, Now: clock.Now})
 	},
-	"fs": func(t *testing.T, maxSize int64, ttl time.Duration, clock *fakeClock) BlobStore {
+	"fs": func(t *testing.T, maxSize int64, ttl time.Duration, clock *fakeClock) Store {
 		s, err := OpenFSStore(FSOptions{Dir: t.TempDir(), MaxBlobSize: maxSize, TTL: ttl, Now: clock.Now, SweepInterval: time.Hour})
 		require.NoError(t, err)
 		return s
 	},
 }
 
-func forEachStore(t *testing.T, maxSize int64, ttl time.Duration, fn func(t *testing.T, s BlobStore, clock *fakeClock)) {
+func forEachStore(t *testing.T, maxSize int64, ttl time.Duration, fn func(t *testing.T, s Store, clock *fakeClock)) {
 	for name, mk := range storeFactories {
 		t.Run(name, func(t *testing.T) {
 			clock := newFakeClock()
@@ -65,7 +65,7 @@ func sha(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func readAll(t *testing.T, s BlobStore, id string) []byte {
+func readAll(t *testing.T, s Store, id string) []byte {
 	t.Helper()
 	b, err := s.Open(context.Background(), id)
 	require.NoError(t, err)
@@ -77,12 +77,12 @@ func readAll(t *testing.T, s BlobStore, id string) []byte {
 
 func TestBlobPutStatOpen(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, clock *fakeClock) {
+	forEachStore(t, 1<<20, 0, func(t *testing.T, s Store, clock *fakeClock) {
 		content := []byte("name,email\nAda,ada@example.com\n")
 		id := s.NewID()
 		info, err := s.Put(ctx, id, PutOptions{Kind: "Text/CSV"}, bytes.NewReader(content))
 		require.NoError(t, err)
-		assert.Equal(t, BlobInfo{ID: id, Kind: "text/csv", Size: int64(len(content)), SHA256: sha(content), Created: clock.Now()}, info)
+		assert.Equal(t, Info{ID: id, Kind: "text/csv", Size: int64(len(content)), SHA256: sha(content), Created: clock.Now()}, info)
 
 		got, err := s.Stat(ctx, id)
 		require.NoError(t, err)
@@ -103,7 +103,7 @@ func TestBlobPutStatOpen(t *testing.T) {
 		assert.Equal(t, int64(len(content)), total)
 
 		_, err = s.Put(ctx, id, PutOptions{Kind: "text/plain"}, strings.NewReader("again"))
-		assert.ErrorIs(t, err, ErrBlobExists)
+		assert.ErrorIs(t, err, ErrExists)
 		assert.Equal(t, content, readAll(t, s, id), "a refused Put leaves the blob alone")
 
 		empty := s.NewID()
@@ -124,19 +124,19 @@ func TestBlobBadIDs(t *testing.T) {
 		"blob:0123456789abcdef\x00123456789abcdef", "BLOB:0123456789abcdef0123456789abcdef",
 		" blob:0123456789abcdef0123456789abcdef", "blob:sheet-123",
 	}
-	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
+	forEachStore(t, 1<<20, 0, func(t *testing.T, s Store, _ *fakeClock) {
 		for _, id := range bad {
 			_, err := s.Put(ctx, id, PutOptions{Kind: "text/plain"}, strings.NewReader("x"))
-			assert.ErrorIs(t, err, ErrInvalidBlobID, "Put %q", id)
+			assert.ErrorIs(t, err, ErrInvalidID, "Put %q", id)
 			_, err = s.Stat(ctx, id)
 			assert.Error(t, err, "Stat %q", id)
 			_, err = s.Open(ctx, id)
 			assert.Error(t, err, "Open %q", id)
 		}
 		_, err := s.Stat(ctx, s.NewID())
-		assert.ErrorIs(t, err, ErrBlobNotFound)
+		assert.ErrorIs(t, err, ErrNotFound)
 		_, err = s.Open(ctx, s.NewID())
-		assert.ErrorIs(t, err, ErrBlobNotFound)
+		assert.ErrorIs(t, err, ErrNotFound)
 		count, _ := s.Usage()
 		assert.Zero(t, count)
 	})
@@ -160,7 +160,7 @@ func TestBlobKinds(t *testing.T) {
 		_, err := NormalizeKind(in)
 		assert.ErrorIs(t, err, ErrInvalidKind, "%q", in)
 	}
-	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
+	forEachStore(t, 1<<20, 0, func(t *testing.T, s Store, _ *fakeClock) {
 		_, err := s.Put(context.Background(), s.NewID(), PutOptions{Kind: "not a mime"}, strings.NewReader("x"))
 		assert.ErrorIs(t, err, ErrInvalidKind)
 	})
@@ -176,12 +176,12 @@ func TestBlobKinds(t *testing.T) {
 
 func TestBlobSizeLimit(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, 100, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
+	forEachStore(t, 100, 0, func(t *testing.T, s Store, _ *fakeClock) {
 		id := s.NewID()
 		_, err := s.Put(ctx, id, PutOptions{Kind: "text/plain"}, bytes.NewReader(make([]byte, 101)))
-		require.ErrorIs(t, err, ErrBlobTooLarge)
+		require.ErrorIs(t, err, ErrTooLarge)
 		_, err = s.Stat(ctx, id)
-		assert.ErrorIs(t, err, ErrBlobNotFound, "nothing kept")
+		assert.ErrorIs(t, err, ErrNotFound, "nothing kept")
 		count, total := s.Usage()
 		assert.Zero(t, count)
 		assert.Zero(t, total)
@@ -205,12 +205,12 @@ func (r *failingReader) Read(p []byte) (int, error) {
 }
 
 func TestBlobAbortedPut(t *testing.T) {
-	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
+	forEachStore(t, 1<<20, 0, func(t *testing.T, s Store, _ *fakeClock) {
 		id := s.NewID()
 		_, err := s.Put(context.Background(), id, PutOptions{Kind: "text/plain"}, &failingReader{n: 5000})
 		require.Error(t, err)
 		_, err = s.Stat(context.Background(), id)
-		assert.ErrorIs(t, err, ErrBlobNotFound)
+		assert.ErrorIs(t, err, ErrNotFound)
 
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -226,7 +226,7 @@ func TestBlobAbortedPut(t *testing.T) {
 
 func TestBlobTTLAndLeases(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, 1<<20, time.Hour, func(t *testing.T, s BlobStore, clock *fakeClock) {
+	forEachStore(t, 1<<20, time.Hour, func(t *testing.T, s Store, clock *fakeClock) {
 		held, free, young := s.NewID(), s.NewID(), ""
 		for _, id := range []string{held, free} {
 			_, err := s.Put(ctx, id, PutOptions{Kind: "text/plain"}, strings.NewReader("data of "+id))
@@ -248,7 +248,7 @@ func TestBlobTTLAndLeases(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "only the expired blob without a lease goes")
 		_, err = s.Stat(ctx, free)
-		assert.ErrorIs(t, err, ErrBlobNotFound)
+		assert.ErrorIs(t, err, ErrNotFound)
 		_, err = s.Stat(ctx, young)
 		assert.NoError(t, err)
 
@@ -262,7 +262,7 @@ func TestBlobTTLAndLeases(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "released, it expires at the next sweep")
 		_, err = s.Open(ctx, held)
-		assert.ErrorIs(t, err, ErrBlobNotFound)
+		assert.ErrorIs(t, err, ErrNotFound)
 		count, total := s.Usage()
 		assert.Equal(t, 1, count)
 		assert.Equal(t, int64(len("young")), total)
@@ -270,7 +270,7 @@ func TestBlobTTLAndLeases(t *testing.T) {
 }
 
 func TestBlobNoTTLKeepsForever(t *testing.T) {
-	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, clock *fakeClock) {
+	forEachStore(t, 1<<20, 0, func(t *testing.T, s Store, clock *fakeClock) {
 		id := s.NewID()
 		_, err := s.Put(context.Background(), id, PutOptions{Kind: "text/plain"}, strings.NewReader("x"))
 		require.NoError(t, err)
@@ -283,7 +283,7 @@ func TestBlobNoTTLKeepsForever(t *testing.T) {
 
 func TestBlobConcurrentOpenAndSweep(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, 1<<20, time.Minute, func(t *testing.T, s BlobStore, clock *fakeClock) {
+	forEachStore(t, 1<<20, time.Minute, func(t *testing.T, s Store, clock *fakeClock) {
 		ids := make([]string, 50)
 		var wg sync.WaitGroup
 		for i := range ids {
@@ -301,7 +301,7 @@ func TestBlobConcurrentOpenAndSweep(t *testing.T) {
 			wg.Go(func() {
 				b, err := s.Open(ctx, id)
 				if err != nil {
-					assert.ErrorIs(t, err, ErrBlobNotFound)
+					assert.ErrorIs(t, err, ErrNotFound)
 					return
 				}
 				defer b.Close()
@@ -376,13 +376,13 @@ func TestReadSample(t *testing.T) {
 	assert.ErrorIs(t, err, ErrStoreClosed)
 }
 
-func FuzzValidateBlobID(f *testing.F) {
-	for _, s := range []string{NewBlobID(), "blob:", "blob:../x", "blob:0123456789abcdef0123456789abcdef", "blob:0123456789abcdef0123456789abcdeF"} {
+func FuzzValidateID(f *testing.F) {
+	for _, s := range []string{NewID(), "blob:", "blob:../x", "blob:0123456789abcdef0123456789abcdef", "blob:0123456789abcdef0123456789abcdeF"} {
 		f.Add(s)
 	}
 	dir := "/data/objects"
 	f.Fuzz(func(t *testing.T, id string) {
-		if ValidateBlobID(id) != nil {
+		if ValidateID(id) != nil {
 			return
 		}
 		s := &FSStore{objects: dir}
@@ -390,7 +390,7 @@ func FuzzValidateBlobID(f *testing.F) {
 		if !strings.HasPrefix(file, shard+"/") || !strings.HasPrefix(shard, dir+"/") || strings.Contains(file, "..") {
 			t.Fatalf("id %q maps outside the store: %s", id, file)
 		}
-		if len(file) != len(dir)+1+2+1+blobIDHexLen {
+		if len(file) != len(dir)+1+2+1+idHexLen {
 			t.Fatalf("id %q maps to unexpected %s", id, file)
 		}
 	})

@@ -1,4 +1,4 @@
-package skills
+package blob
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 // blobEntry is one committed blob of a store's index.
 type blobEntry struct {
-	info   BlobInfo
+	info   Info
 	leases int    // open Blobs; guarded by blobIndex.mu
 	data   []byte // MemStore only
 }
@@ -52,7 +52,7 @@ func (x *blobIndex) reserve(id string) error {
 	case x.closed:
 		return ErrStoreClosed
 	case x.entries[id] != nil || x.pending[id] != nil:
-		return ErrBlobExists
+		return ErrExists
 	}
 	x.pending[id] = &pendingPut{}
 	return nil
@@ -121,12 +121,12 @@ func (x *blobIndex) commit(e *blobEntry) {
 	x.entries[e.info.ID] = e
 }
 
-func (x *blobIndex) stat(id string) (BlobInfo, error) {
+func (x *blobIndex) stat(id string) (Info, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.entries[id]
 	if e == nil {
-		return BlobInfo{}, ErrBlobNotFound
+		return Info{}, ErrNotFound
 	}
 	return e.info, nil
 }
@@ -137,7 +137,7 @@ func (x *blobIndex) acquire(id string) (*blobEntry, error) {
 	defer x.mu.Unlock()
 	e := x.entries[id]
 	if e == nil {
-		return nil, ErrBlobNotFound
+		return nil, ErrNotFound
 	}
 	e.leases++
 	return e, nil
@@ -166,7 +166,7 @@ func (x *blobIndex) take(id string) (*blobEntry, error) {
 	defer x.mu.Unlock()
 	e := x.entries[id]
 	if e == nil {
-		return nil, ErrBlobNotFound
+		return nil, ErrNotFound
 	}
 	delete(x.entries, id)
 	x.account(e.info.Owner, -e.info.Size)
@@ -212,7 +212,7 @@ func (x *blobIndex) close() bool {
 
 // checkPut validates a Put's id and kind and returns the normalized kind.
 func checkPut(id, kind string) (string, error) {
-	if err := ValidateBlobID(id); err != nil {
+	if err := ValidateID(id); err != nil {
 		return "", err
 	}
 	return NormalizeKind(kind)
@@ -251,12 +251,12 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // lease once on Close.
 type leasedBlob struct {
 	*io.SectionReader
-	info      BlobInfo
+	info      Info
 	closeOnce sync.Once
 	onClose   func() error
 }
 
-func (b *leasedBlob) Info() BlobInfo { return b.info }
+func (b *leasedBlob) Info() Info { return b.info }
 
 func (b *leasedBlob) Close() error {
 	var err error
@@ -265,5 +265,5 @@ func (b *leasedBlob) Close() error {
 }
 
 func tooLarge(n, limit int64) error {
-	return fmt.Errorf("more than %d bytes (read %d): %w", limit, n, ErrBlobTooLarge)
+	return fmt.Errorf("more than %d bytes (read %d): %w", limit, n, ErrTooLarge)
 }

@@ -1,4 +1,4 @@
-package skills
+package blob
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 
 func TestBlobOwners(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
+	forEachStore(t, 1<<20, 0, func(t *testing.T, s Store, _ *fakeClock) {
 		id := s.NewID()
 		info, err := s.Put(ctx, id, PutOptions{Kind: "text/plain", Owner: "alice"}, strings.NewReader("alice's"))
 		require.NoError(t, err)
@@ -29,7 +29,7 @@ func TestBlobOwners(t *testing.T) {
 		require.NoError(t, b.Close())
 
 		_, errOther := OpenOwned(ctx, s, id, "bob")
-		require.ErrorIs(t, errOther, ErrBlobNotFound)
+		require.ErrorIs(t, errOther, ErrNotFound)
 		unknown := s.NewID()
 		_, errUnknown := OpenOwned(ctx, s, unknown, "bob")
 		assert.Equal(t, strings.ReplaceAll(errUnknown.Error(), unknown, id), errOther.Error(),
@@ -56,7 +56,7 @@ func TestFSStoreOwnerPersists(t *testing.T) {
 	assert.Equal(t, "agent.main_1", info.Owner, "the owner survives a restart")
 	assert.Equal(t, int64(4), s.OwnerUsage("agent.main_1"), "usage is rebuilt at open")
 	_, err = OpenOwned(ctx, s, id, "anonymous")
-	assert.ErrorIs(t, err, ErrBlobNotFound)
+	assert.ErrorIs(t, err, ErrNotFound)
 }
 
 // A blob file of an earlier version has no owner: it belongs to nobody
@@ -77,14 +77,14 @@ func TestFSStoreBlobWithoutOwner(t *testing.T) {
 	s = openFS(t, dir, FSOptions{})
 	defer s.Close()
 	_, err = OpenOwned(ctx, s, id, "anonymous")
-	assert.ErrorIs(t, err, ErrBlobNotFound)
+	assert.ErrorIs(t, err, ErrNotFound)
 }
 
 func TestBlobQuotas(t *testing.T) {
 	ctx := context.Background()
-	for name, mk := range map[string]func(t *testing.T) BlobStore{
-		"mem": func(*testing.T) BlobStore { return NewMemStore(MemOptions{MaxStoreBytes: 100}) },
-		"fs":  func(t *testing.T) BlobStore { return openFS(t, t.TempDir(), FSOptions{MaxStoreBytes: 100}) },
+	for name, mk := range map[string]func(t *testing.T) Store{
+		"mem": func(*testing.T) Store { return NewMemStore(MemOptions{MaxStoreBytes: 100}) },
+		"fs":  func(t *testing.T) Store { return openFS(t, t.TempDir(), FSOptions{MaxStoreBytes: 100}) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := mk(t)
@@ -117,7 +117,7 @@ func TestBlobQuotas(t *testing.T) {
 			assert.Equal(t, make([]byte, 40), readAll(t, s, first), "earlier blobs stay intact")
 
 			require.NoError(t, s.Remove(ctx, first))
-			assert.ErrorIs(t, s.Remove(ctx, first), ErrBlobNotFound)
+			assert.ErrorIs(t, s.Remove(ctx, first), ErrNotFound)
 			assert.Zero(t, s.OwnerUsage("a"), "a removed blob frees its owner's quota")
 			_, err = put("a", 50, 50)
 			assert.NoError(t, err)
@@ -128,9 +128,9 @@ func TestBlobQuotas(t *testing.T) {
 // A Put that fails leaves its bytes unaccounted: a failed write does not
 // eat the quota.
 func TestBlobQuotaReleasedOnFailure(t *testing.T) {
-	forEachStore(t, 100, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
+	forEachStore(t, 100, 0, func(t *testing.T, s Store, _ *fakeClock) {
 		_, err := s.Put(context.Background(), s.NewID(), PutOptions{Kind: "text/plain", Owner: "a"}, bytes.NewReader(make([]byte, 101)))
-		require.ErrorIs(t, err, ErrBlobTooLarge)
+		require.ErrorIs(t, err, ErrTooLarge)
 		_, err = s.Put(context.Background(), s.NewID(), PutOptions{Kind: "text/plain", Owner: "a"}, &failingReader{n: 50})
 		require.Error(t, err)
 		assert.Zero(t, s.OwnerUsage("a"))
@@ -291,7 +291,7 @@ func TestFSStoreHeaderOverflow(t *testing.T) {
 // Concurrent Puts cannot together overshoot a quota: each admits its
 // bytes under the index's lock before it becomes visible.
 func TestBlobQuotaUnderConcurrency(t *testing.T) {
-	forEachStore(t, 1<<20, 0, func(t *testing.T, s BlobStore, _ *fakeClock) {
+	forEachStore(t, 1<<20, 0, func(t *testing.T, s Store, _ *fakeClock) {
 		const puts = 20
 		errs := make(chan error, puts)
 		for range puts {

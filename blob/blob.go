@@ -1,4 +1,4 @@
-package skills
+package blob
 
 import (
 	"context"
@@ -14,15 +14,15 @@ import (
 
 // Blob store defaults.
 const (
-	DefaultMaxBlobSize int64 = 64 << 20
-	DefaultBlobTTL           = 24 * time.Hour
-	blobIDPrefix             = "blob:"
-	blobIDHexLen             = 32 // 128 bits
-	maxKindLen               = 127
+	DefaultMaxSize int64 = 256 << 20
+	DefaultTTL           = 24 * time.Hour
+	idPrefix             = "blob:"
+	idHexLen             = 32 // 128 bits
+	maxKindLen           = 127
 )
 
-// BlobInfo is the metadata kept with every blob.
-type BlobInfo struct {
+// Info is the metadata kept with every blob.
+type Info struct {
 	ID      string    `json:"blob_id"`
 	Kind    string    `json:"kind"` // normalized MIME type
 	Size    int64     `json:"size_bytes"`
@@ -42,6 +42,19 @@ type PutOptions struct {
 	// OwnerQuota bounds the bytes of all blobs of Owner together, this one
 	// included; 0 means no bound.
 	OwnerQuota int64
+	// SHA256, when set (lowercase hex), is the content's expected digest:
+	// a Put whose content differs fails with ErrChecksumMismatch and keeps
+	// nothing. Knowing it up front lets a backend store the blob in one
+	// pass (S3 writes it straight to its key with the digest as metadata).
+	SHA256 string
+}
+
+// checkSum compares a computed digest with the expected one, if any.
+func checkSum(want, got string) error {
+	if want != "" && want != got {
+		return fmt.Errorf("content sha256 %s: %w", got, ErrChecksumMismatch)
+	}
+	return nil
 }
 
 // Blob is an open blob. It holds a lease: TTL cleanup never removes a blob
@@ -50,28 +63,28 @@ type PutOptions struct {
 // Info().Size).
 type Blob interface {
 	io.ReaderAt
-	Info() BlobInfo
+	Info() Info
 	Close() error
 }
 
-// BlobStore stores immutable blobs by id. Implementations are safe for
+// Store stores immutable blobs by id. Implementations are safe for
 // concurrent use; the embedded default is FSStore, MemStore serves tests,
 // and an S3-compatible backend can implement the same contract.
-type BlobStore interface {
+type Store interface {
 	// NewID returns a fresh random id ("blob:" + 32 lowercase hex digits).
 	NewID() string
 	// Put stores the content of r under id (from NewID). It is all or
 	// nothing: on any error, ctx cancellation included, no blob is visible
-	// and nothing of it remains. Errors: ErrInvalidBlobID, ErrInvalidKind,
-	// ErrBlobExists, ErrBlobTooLarge, ErrStorageFull (a *StorageFullError:
+	// and nothing of it remains. Errors: ErrInvalidID, ErrInvalidKind,
+	// ErrExists, ErrTooLarge, ErrStorageFull (a *StorageFullError:
 	// disk, file descriptors, the store's quota or opts.OwnerQuota),
 	// ErrStoreClosed.
-	Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (BlobInfo, error)
-	// Stat returns a blob's metadata or ErrBlobNotFound.
-	Stat(ctx context.Context, id string) (BlobInfo, error)
+	Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (Info, error)
+	// Stat returns a blob's metadata or ErrNotFound.
+	Stat(ctx context.Context, id string) (Info, error)
 	// Open returns the blob for reading; the caller must Close it.
 	Open(ctx context.Context, id string) (Blob, error)
-	// Remove deletes a blob at once (ErrBlobNotFound if there is none);
+	// Remove deletes a blob at once (ErrNotFound if there is none);
 	// Blobs already open stay readable until closed.
 	Remove(ctx context.Context, id string) error
 	// Sweep removes the blobs older than the TTL that nobody holds open.
@@ -80,38 +93,42 @@ type BlobStore interface {
 	Usage() (count int, bytes int64)
 	// OwnerUsage returns the sum of the sizes of owner's blobs.
 	OwnerUsage(owner string) int64
+	// MaxSize is the largest blob Put takes.
+	MaxSize() int64
+	// Objects is the key/object space kept in the same backend.
+	Objects() Objects
 	// Close stops background work; open Blobs stay readable.
 	Close() error
 }
 
 // OpenOwned opens a blob of owner. A blob of another owner is
-// ErrBlobNotFound with the same text as an unknown id, so that an id seen
+// ErrNotFound with the same text as an unknown id, so that an id seen
 // elsewhere tells nothing about the blob behind it.
-func OpenOwned(ctx context.Context, s BlobStore, id, owner string) (Blob, error) {
+func OpenOwned(ctx context.Context, s Store, id, owner string) (Blob, error) {
 	b, err := s.Open(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if b.Info().Owner != owner {
 		_ = b.Close()
-		return nil, fmt.Errorf("open %s: %w", id, ErrBlobNotFound)
+		return nil, fmt.Errorf("open %s: %w", id, ErrNotFound)
 	}
 	return b, nil
 }
 
-// NewBlobID returns "blob:" followed by 128 bits from crypto/rand in
+// NewID returns "blob:" followed by 128 bits from crypto/rand in
 // lowercase hex. Ids never derive from user input.
-func NewBlobID() string {
-	var b [blobIDHexLen / 2]byte
+func NewID() string {
+	var b [idHexLen / 2]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return blobIDPrefix + hex.EncodeToString(b[:])
+	return idPrefix + hex.EncodeToString(b[:])
 }
 
-// ValidateBlobID checks id strictly (no other form can reach a file path).
-func ValidateBlobID(id string) error {
-	hexPart, ok := strings.CutPrefix(id, blobIDPrefix)
-	if !ok || len(hexPart) != blobIDHexLen || !isLowerHex(hexPart) {
-		return fmt.Errorf("%q: %w", clipActual(id), ErrInvalidBlobID)
+// ValidateID checks id strictly (no other form can reach a file path).
+func ValidateID(id string) error {
+	hexPart, ok := strings.CutPrefix(id, idPrefix)
+	if !ok || len(hexPart) != idHexLen || !isLowerHex(hexPart) {
+		return fmt.Errorf("%q: %w", clipActual(id), ErrInvalidID)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package skills
+package blob
 
 import (
 	"context"
@@ -23,13 +23,13 @@ import (
 type FSOptions struct {
 	// Dir is the data folder; created (0700) when missing.
 	Dir string
-	// MaxBlobSize: 0 means DefaultMaxBlobSize (64 MiB).
+	// MaxBlobSize: 0 means DefaultMaxSize (256 MiB).
 	MaxBlobSize int64
 	// MaxStoreBytes bounds the bytes of all blobs together; 0: no bound
 	// but the disk's.
 	MaxStoreBytes int64
 	// TTL: blobs older than this are removed by Sweep; 0 keeps blobs
-	// forever (pass DefaultBlobTTL for the usual day).
+	// forever (pass DefaultTTL for the usual day).
 	TTL time.Duration
 	// SweepInterval: how often the janitor sweeps; 0 means TTL/4 bounded
 	// to [1s, 1h]. No janitor runs without a TTL.
@@ -45,7 +45,7 @@ const (
 	tmpPrefix  = ".tmp-"
 )
 
-// FSStore is the embedded BlobStore: one file per blob under
+// FSStore is the embedded Store: one file per blob under
 // Dir/objects/<first two hex digits>/<32 hex digits>, holding a 512-byte
 // header (magic and JSON metadata: id, kind, size, sha256, created,
 // owner) followed by the content. A Put streams into a hidden temp file in the
@@ -59,6 +59,7 @@ type FSStore struct {
 	objects string
 	lock    *os.File
 	idx     blobIndex
+	obj     fsObjects
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -73,7 +74,7 @@ func OpenFSStore(opts FSOptions) (*FSStore, error) {
 		return nil, errors.New("open blob store: empty dir")
 	}
 	if opts.MaxBlobSize <= 0 {
-		opts.MaxBlobSize = DefaultMaxBlobSize
+		opts.MaxBlobSize = DefaultMaxSize
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -82,8 +83,11 @@ func OpenFSStore(opts FSOptions) (*FSStore, error) {
 		opts.SweepInterval = min(max(opts.TTL/4, time.Second), time.Hour)
 	}
 	s := &FSStore{opts: opts, log: opts.Logger, objects: filepath.Join(opts.Dir, objectsDir),
-		idx: newBlobIndex(opts.MaxStoreBytes), stop: make(chan struct{}), done: make(chan struct{})}
+		idx: newBlobIndex(opts.MaxStoreBytes), obj: fsObjects{root: filepath.Join(opts.Dir, objectsKVDir)}, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := os.MkdirAll(s.objects, 0o700); err != nil {
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	if err := os.MkdirAll(s.obj.root, 0o700); err != nil {
 		return nil, fmt.Errorf("open blob store: %w", err)
 	}
 	lock, err := lockDir(opts.Dir)
@@ -143,6 +147,7 @@ func (s *FSStore) scan() error {
 			}
 		}
 	}
+	removed += s.obj.removeTemps()
 	count, bytes := s.idx.usage()
 	s.log.Info().Str("dir", s.opts.Dir).Int("blobs", count).Int64("bytes", bytes).
 		Int("removed_partial", removed).Msg("blob store opened")
@@ -155,8 +160,8 @@ func (s *FSStore) scanFile(dir, name string) bool {
 	if strings.HasPrefix(name, tmpPrefix) {
 		return os.Remove(p) == nil
 	}
-	id := blobIDPrefix + name
-	if ValidateBlobID(id) != nil || !strings.HasPrefix(name, filepath.Base(dir)) {
+	id := idPrefix + name
+	if ValidateID(id) != nil || !strings.HasPrefix(name, filepath.Base(dir)) {
 		return false // not ours: left alone
 	}
 	info, err := readHeaderFile(p, id)
@@ -170,29 +175,29 @@ func (s *FSStore) scanFile(dir, name string) bool {
 
 func isShardName(n string) bool { return len(n) == 2 && isLowerHex(n) }
 
-// path maps a validated id to its file; only ValidateBlobID-checked ids
+// path maps a validated id to its file; only ValidateID-checked ids
 // (32 hex digits) reach it, so no traversal is possible.
 func (s *FSStore) path(id string) (dir, file string) {
-	h := id[len(blobIDPrefix):]
+	h := id[len(idPrefix):]
 	dir = filepath.Join(s.objects, h[:2])
 	return dir, filepath.Join(dir, h)
 }
 
-// NewID implements BlobStore.
-func (s *FSStore) NewID() string { return NewBlobID() }
+// NewID implements Store.
+func (s *FSStore) NewID() string { return NewID() }
 
-// Put implements BlobStore. A full disk or descriptor table fails it
+// Put implements Store. A full disk or descriptor table fails it
 // with a *StorageFullError; the temp file is removed either way.
-func (s *FSStore) Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (BlobInfo, error) {
+func (s *FSStore) Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (Info, error) {
 	kind, err := s.idx.startPut(id, opts)
 	if err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	opts.Kind = kind
 	info, err := s.write(ctx, id, opts, r)
 	if err != nil {
 		s.idx.unreserve(id)
-		return BlobInfo{}, fmt.Errorf("put %s: %w", id, asStorageFull(err))
+		return Info{}, fmt.Errorf("put %s: %w", id, asStorageFull(err))
 	}
 	s.idx.commit(&blobEntry{info: info})
 	return info, nil
@@ -200,14 +205,14 @@ func (s *FSStore) Put(ctx context.Context, id string, opts PutOptions, r io.Read
 
 // write streams r into a temp file and commits it by rename once its size
 // is admitted by the quotas.
-func (s *FSStore) write(ctx context.Context, id string, opts PutOptions, r io.Reader) (BlobInfo, error) {
+func (s *FSStore) write(ctx context.Context, id string, opts PutOptions, r io.Reader) (Info, error) {
 	dir, final := s.path(id)
 	if err := s.ensureShard(dir); err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	f, err := os.CreateTemp(dir, tmpPrefix+filepath.Base(final)+"-*")
 	if err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	committed := false
 	defer func() {
@@ -219,23 +224,26 @@ func (s *FSStore) write(ctx context.Context, id string, opts PutOptions, r io.Re
 	h := sha256.New()
 	n, err := s.copyBody(ctx, f, h, r)
 	if err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
-	info := BlobInfo{ID: id, Kind: opts.Kind, Size: n, SHA256: hex.EncodeToString(h.Sum(nil)),
+	info := Info{ID: id, Kind: opts.Kind, Size: n, SHA256: hex.EncodeToString(h.Sum(nil)),
 		Created: s.opts.Now().UTC(), Owner: opts.Owner}
+	if err := checkSum(opts.SHA256, info.SHA256); err != nil {
+		return Info{}, err
+	}
 	if err := s.idx.admit(id, opts.Owner, n, opts.OwnerQuota); err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	if err := finishFile(f, info); err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	if err := os.Rename(f.Name(), final); err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	committed = true
 	if err := syncDir(dir); err != nil {
 		_ = os.Remove(final)
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	return info, nil
 }
@@ -258,7 +266,7 @@ func (s *FSStore) copyBody(ctx context.Context, f *os.File, h hash.Hash, r io.Re
 
 // finishFile writes the header (last, so a partial file has none), then
 // fsyncs and closes.
-func finishFile(f *os.File, info BlobInfo) error {
+func finishFile(f *os.File, info Info) error {
 	hdr, err := encodeHeader(info)
 	if err != nil {
 		return err
@@ -295,21 +303,21 @@ func syncDir(dir string) error {
 	return err
 }
 
-// Stat implements BlobStore.
-func (s *FSStore) Stat(_ context.Context, id string) (BlobInfo, error) {
-	if err := ValidateBlobID(id); err != nil {
-		return BlobInfo{}, fmt.Errorf("stat blob: %w", err)
+// Stat implements Store.
+func (s *FSStore) Stat(_ context.Context, id string) (Info, error) {
+	if err := ValidateID(id); err != nil {
+		return Info{}, fmt.Errorf("stat blob: %w", err)
 	}
 	info, err := s.idx.stat(id)
 	if err != nil {
-		return BlobInfo{}, fmt.Errorf("stat %s: %w", id, err)
+		return Info{}, fmt.Errorf("stat %s: %w", id, err)
 	}
 	return info, nil
 }
 
-// Open implements BlobStore.
+// Open implements Store.
 func (s *FSStore) Open(_ context.Context, id string) (Blob, error) {
-	if err := ValidateBlobID(id); err != nil {
+	if err := ValidateID(id); err != nil {
 		return nil, fmt.Errorf("open blob: %w", err)
 	}
 	e, err := s.idx.acquire(id)
@@ -322,7 +330,7 @@ func (s *FSStore) Open(_ context.Context, id string) (Blob, error) {
 		s.idx.release(e)
 		if errors.Is(err, fs.ErrNotExist) {
 			s.idx.drop(e)
-			return nil, fmt.Errorf("open %s: file removed: %w", id, ErrBlobNotFound)
+			return nil, fmt.Errorf("open %s: file removed: %w", id, ErrNotFound)
 		}
 		return nil, fmt.Errorf("open %s: %w", id, err)
 	}
@@ -330,9 +338,9 @@ func (s *FSStore) Open(_ context.Context, id string) (Blob, error) {
 		onClose: func() error { s.idx.release(e); return f.Close() }}, nil
 }
 
-// Remove implements BlobStore.
+// Remove implements Store.
 func (s *FSStore) Remove(_ context.Context, id string) error {
-	if err := ValidateBlobID(id); err != nil {
+	if err := ValidateID(id); err != nil {
 		return fmt.Errorf("remove blob: %w", err)
 	}
 	e, err := s.idx.take(id)
@@ -346,9 +354,9 @@ func (s *FSStore) Remove(_ context.Context, id string) error {
 	return nil
 }
 
-// Sweep implements BlobStore. Blobs are taken out of the index first, so
+// Sweep implements Store. Blobs are taken out of the index first, so
 // a concurrent Open either leased the blob before (and it stays) or gets
-// ErrBlobNotFound.
+// ErrNotFound.
 func (s *FSStore) Sweep(ctx context.Context) (int, error) {
 	if s.opts.TTL <= 0 {
 		return 0, nil
@@ -386,10 +394,10 @@ func (s *FSStore) janitor() {
 	}
 }
 
-// Usage implements BlobStore.
+// Usage implements Store.
 func (s *FSStore) Usage() (int, int64) { return s.idx.usage() }
 
-// OwnerUsage implements BlobStore.
+// OwnerUsage implements Store.
 func (s *FSStore) OwnerUsage(owner string) int64 { return s.idx.ownerUsage(owner) }
 
 // Close stops the janitor and releases the folder lock. It is idempotent;
@@ -404,3 +412,9 @@ func (s *FSStore) Close() error {
 	})
 	return err
 }
+
+// Objects implements Store: files under Dir/kv.
+func (s *FSStore) Objects() Objects { return s.obj }
+
+// MaxSize implements Store.
+func (s *FSStore) MaxSize() int64 { return s.opts.MaxBlobSize }

@@ -1,4 +1,4 @@
-package skills
+package blob
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ const headerSize = 512
 
 var headerMagic = []byte("SKILLGATE-BLOB 1\n")
 
-// blobHeader is the on-disk metadata, kept apart from BlobInfo's wire tags
+// blobHeader is the on-disk metadata, kept apart from Info's wire tags
 // so the file format changes only on purpose.
 type blobHeader struct {
 	ID      string    `json:"id"`
@@ -28,7 +28,7 @@ type blobHeader struct {
 
 // encodeHeader renders magic + JSON metadata, padded with spaces to
 // headerSize and ending in a newline (so `head -c 512` shows it).
-func encodeHeader(info BlobInfo) ([]byte, error) {
+func encodeHeader(info Info) ([]byte, error) {
 	var b bytes.Buffer
 	b.Write(headerMagic)
 	enc := json.NewEncoder(&b)
@@ -50,48 +50,48 @@ func encodeHeader(info BlobInfo) ([]byte, error) {
 
 // readHeaderFile reads and checks the header of the blob file at p: magic,
 // metadata for id, and a file size that matches the recorded size.
-func readHeaderFile(p, id string) (BlobInfo, error) {
+func readHeaderFile(p, id string) (Info, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	hdr := make([]byte, headerSize)
 	if _, err := io.ReadFull(f, hdr); err != nil {
-		return BlobInfo{}, fmt.Errorf("blob header: %w", err)
+		return Info{}, fmt.Errorf("blob header: %w", err)
 	}
 	info, err := decodeHeader(hdr, id)
 	if err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	if fi.Size() != headerSize+info.Size {
-		return BlobInfo{}, fmt.Errorf("blob file holds %d bytes, header says %d", fi.Size()-headerSize, info.Size)
+		return Info{}, fmt.Errorf("blob file holds %d bytes, header says %d", fi.Size()-headerSize, info.Size)
 	}
 	return info, nil
 }
 
-func decodeHeader(hdr []byte, id string) (BlobInfo, error) {
+func decodeHeader(hdr []byte, id string) (Info, error) {
 	rest, ok := bytes.CutPrefix(hdr, headerMagic)
 	if !ok {
-		return BlobInfo{}, fmt.Errorf("blob header: bad magic")
+		return Info{}, fmt.Errorf("blob header: bad magic")
 	}
 	var h blobHeader
 	if err := json.Unmarshal(bytes.TrimRight(rest, " \n"), &h); err != nil {
-		return BlobInfo{}, fmt.Errorf("blob header: %w", err)
+		return Info{}, fmt.Errorf("blob header: %w", err)
 	}
-	info := BlobInfo(h)
+	info := Info(h)
 	_, kerr := NormalizeKind(info.Kind)
 	switch {
 	case info.ID != id:
-		return BlobInfo{}, fmt.Errorf("blob header names %q", info.ID)
+		return Info{}, fmt.Errorf("blob header names %q", info.ID)
 	case kerr != nil:
-		return BlobInfo{}, kerr
+		return Info{}, kerr
 	case info.Size < 0 || len(info.SHA256) != 64 || info.Created.IsZero():
-		return BlobInfo{}, fmt.Errorf("blob header: incomplete metadata")
+		return Info{}, fmt.Errorf("blob header: incomplete metadata")
 	}
 	return info, nil
 }

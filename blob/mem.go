@@ -1,4 +1,4 @@
-package skills
+package blob
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ type MemOptions struct {
 	Now           func() time.Time
 }
 
-// MemStore is an in-memory BlobStore with the semantics of FSStore (size
+// MemStore is an in-memory Store with the semantics of FSStore (size
 // limit, TTL, leases) and no persistence or janitor: call Sweep. For tests
 // and single-process tools.
 type MemStore struct {
@@ -26,57 +26,62 @@ type MemStore struct {
 	ttl time.Duration
 	now func() time.Time
 	idx blobIndex
+	obj *memObjects
 }
 
 // NewMemStore returns an empty store.
 func NewMemStore(opts MemOptions) *MemStore {
 	s := &MemStore{max: opts.MaxBlobSize, ttl: opts.TTL, now: opts.Now, idx: newBlobIndex(opts.MaxStoreBytes)}
 	if s.max <= 0 {
-		s.max = DefaultMaxBlobSize
+		s.max = DefaultMaxSize
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.obj = &memObjects{now: s.now, objs: map[string]memObject{}}
 	return s
 }
 
-// NewID implements BlobStore.
-func (s *MemStore) NewID() string { return NewBlobID() }
+// NewID implements Store.
+func (s *MemStore) NewID() string { return NewID() }
 
-// Put implements BlobStore.
-func (s *MemStore) Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (BlobInfo, error) {
+// Put implements Store.
+func (s *MemStore) Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (Info, error) {
 	kind, err := s.idx.startPut(id, opts)
 	if err != nil {
-		return BlobInfo{}, err
+		return Info{}, err
 	}
 	data, err := io.ReadAll(io.LimitReader(ctxReader{ctx, r}, s.max+1))
 	if err == nil && int64(len(data)) > s.max {
 		err = tooLarge(int64(len(data)), s.max)
+	}
+	sum := sha256.Sum256(data)
+	if err == nil {
+		err = checkSum(opts.SHA256, hex.EncodeToString(sum[:]))
 	}
 	if err == nil {
 		err = s.idx.admit(id, opts.Owner, int64(len(data)), opts.OwnerQuota)
 	}
 	if err != nil {
 		s.idx.unreserve(id)
-		return BlobInfo{}, fmt.Errorf("put %s: %w", id, err)
+		return Info{}, fmt.Errorf("put %s: %w", id, err)
 	}
-	sum := sha256.Sum256(data)
-	info := BlobInfo{ID: id, Kind: kind, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
+	info := Info{ID: id, Kind: kind, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
 		Created: s.now().UTC(), Owner: opts.Owner}
 	s.idx.commit(&blobEntry{info: info, data: data})
 	return info, nil
 }
 
-// Stat implements BlobStore.
-func (s *MemStore) Stat(_ context.Context, id string) (BlobInfo, error) {
+// Stat implements Store.
+func (s *MemStore) Stat(_ context.Context, id string) (Info, error) {
 	info, err := s.idx.stat(id)
 	if err != nil {
-		return BlobInfo{}, fmt.Errorf("stat %s: %w", clipActual(id), err)
+		return Info{}, fmt.Errorf("stat %s: %w", clipActual(id), err)
 	}
 	return info, nil
 }
 
-// Open implements BlobStore.
+// Open implements Store.
 func (s *MemStore) Open(_ context.Context, id string) (Blob, error) {
 	e, err := s.idx.acquire(id)
 	if err != nil {
@@ -87,7 +92,7 @@ func (s *MemStore) Open(_ context.Context, id string) (Blob, error) {
 		onClose: func() error { s.idx.release(e); return nil }}, nil
 }
 
-// Remove implements BlobStore.
+// Remove implements Store.
 func (s *MemStore) Remove(_ context.Context, id string) error {
 	if _, err := s.idx.take(id); err != nil {
 		return fmt.Errorf("remove %s: %w", clipActual(id), err)
@@ -95,7 +100,7 @@ func (s *MemStore) Remove(_ context.Context, id string) error {
 	return nil
 }
 
-// Sweep implements BlobStore.
+// Sweep implements Store.
 func (s *MemStore) Sweep(_ context.Context) (int, error) {
 	if s.ttl <= 0 {
 		return 0, nil
@@ -103,14 +108,20 @@ func (s *MemStore) Sweep(_ context.Context) (int, error) {
 	return len(s.idx.takeExpired(s.now(), s.ttl)), nil
 }
 
-// Usage implements BlobStore.
+// Usage implements Store.
 func (s *MemStore) Usage() (int, int64) { return s.idx.usage() }
 
-// OwnerUsage implements BlobStore.
+// OwnerUsage implements Store.
 func (s *MemStore) OwnerUsage(owner string) int64 { return s.idx.ownerUsage(owner) }
 
-// Close implements BlobStore.
+// Close implements Store.
 func (s *MemStore) Close() error {
 	s.idx.close()
 	return nil
 }
+
+// Objects implements Store.
+func (s *MemStore) Objects() Objects { return s.obj }
+
+// MaxSize implements Store.
+func (s *MemStore) MaxSize() int64 { return s.max }

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/blob/s3blob"
+	"github.com/skillgate/skillgate/internal/scaleouttest"
+	"github.com/skillgate/skillgate/session"
+)
+
+// replica is one `skillgate serve` of the scale-out test.
+type replica struct {
+	*gatewayProcess
+	host    string
+	metrics string // host:port of its metrics listener
+}
+
+// scaleout is MinIO, two replicas sharing a bucket, and HAProxy in front,
+// all on loopback: the replicas on 127.0.0.2 and 127.0.0.3, HAProxy on
+// 127.0.0.1, every one on the same ports, as deploy/haproxy/haproxy.cfg
+// expects.
+type scaleout struct {
+	replicas []*replica
+	lb       string // HAProxy's framed address
+	lbHTTP   string
+}
+
+func startScaleout(t *testing.T) *scaleout {
+	t.Helper()
+	haproxy := scaleouttest.HAProxyBinary(t)
+	m := scaleouttest.StartMinIO(t)
+	ctx := t.Context()
+	st, err := s3blob.Open(ctx, s3blob.Options{Bucket: "scaleout", Endpoint: m.Endpoint, Region: "us-east-1",
+		PathStyle: true, CreateBucket: true, SweepInterval: -1})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+
+	port := func() string { return scaleouttest.FreePort(t)[len("127.0.0.1:"):] }
+	framed, tlsPort, httpPort, metricsPort := port(), port(), port(), port()
+	s := &scaleout{lb: "127.0.0.1:" + framed, lbHTTP: "127.0.0.1:" + httpPort}
+	for _, host := range []string{"127.0.0.2", "127.0.0.3"} {
+		g := startGateway(t, "--listen", host+":"+framed, "--http-listen", host+":"+httpPort,
+			"--metrics-listen", host+":"+metricsPort, "--blob-store", "s3://scaleout/e2e",
+			"--s3-endpoint", m.Endpoint, "--s3-region", "us-east-1", "--s3-path-style",
+			"--sandbox-workers", "0", "--drain-delay", "3s")
+		s.replicas = append(s.replicas, &replica{gatewayProcess: g, host: host, metrics: host + ":" + metricsPort})
+	}
+	cmd := exec.Command(haproxy, "-f", filepath.Join("..", "..", "deploy", "haproxy", "haproxy.cfg"), "-db")
+	cmd.Env = append(os.Environ(), "SKILLGATE_LB_ADDR=127.0.0.1", "SKILLGATE_GW1=127.0.0.2", "SKILLGATE_GW2=127.0.0.3",
+		"SKILLGATE_FRAMED_PORT="+framed, "SKILLGATE_TLS_PORT="+tlsPort, "SKILLGATE_HTTP_PORT="+httpPort,
+		"SKILLGATE_METRICS_PORT="+metricsPort)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("haproxy output:\n%s", out.String())
+		}
+	})
+	return s
+}
+
+// syncBuffer collects a client's log lines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lbClient is a framed client connected through HAProxy.
+type lbClient struct {
+	c   *session.Conn
+	log *syncBuffer
+}
+
+// dialLB connects through the balancer and initializes. While HAProxy
+// still starts, a connection can be refused or cut: those are retried
+// (a bounded number of times, as a client reconnecting would).
+func dialLB(t testing.TB, addr string) *lbClient {
+	t.Helper()
+	var lastErr error
+	for range 200 {
+		l := &lbClient{log: &syncBuffer{}}
+		cfg := session.ClientConfig()
+		cfg.Logger = zerolog.New(l.log)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		c, err := session.Dial(ctx, addr, nil, cfg, nil)
+		if err == nil {
+			_, err = c.Call(ctx, "Initialize", map[string]any{"protocol_version": "1.0",
+				"client": map[string]any{"name": "scaleout-e2e", "version": "1"}})
+			if err == nil {
+				cancel()
+				l.c = c
+				t.Cleanup(func() { _ = c.Close() })
+				return l
+			}
+			_ = c.Close()
+		}
+		cancel()
+		lastErr = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no connection through %s: %v", addr, lastErr)
+	return nil
+}
+
+func (l *lbClient) call(t testing.TB, method string, params any, out any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	res, err := l.c.Call(ctx, method, params)
+	require.NoError(t, err, "%s", method)
+	require.NoError(t, json.Unmarshal(res, out))
+}
+
+// served counts the successful calls of method a replica answered.
+func (r *replica) served(t *testing.T, method string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + r.metrics + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	prefix := fmt.Sprintf(`skillgate_rpc_requests_total{front="framed",method=%q,outcome="ok"} `, method)
+	for _, line := range strings.Split(string(body), "\n") {
+		if n, ok := strings.CutPrefix(line, prefix); ok {
+			var v int
+			_, _ = fmt.Sscan(n, &v)
+			return v
+		}
+	}
+	return 0
+}
+
+// readyz returns the replica's /readyz status.
+func (r *replica) readyz(t *testing.T) int {
+	resp, err := http.Get("http://" + r.metrics + "/readyz")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+type blobResult struct {
+	BlobID string `json:"blob_id"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size_bytes"`
+}
+
+// uploadThrough uploads data in chunks, sending chunk i through
+// clients[i%len], beginning on the first and finishing on the last.
+func uploadThrough(t *testing.T, data []byte, clients ...*lbClient) blobResult {
+	t.Helper()
+	var begin struct {
+		UploadID string `json:"upload_id"`
+		MaxChunk int    `json:"max_chunk_bytes"`
+	}
+	clients[0].call(t, "begin_upload", map[string]any{"kind": "application/octet-stream", "size_bytes": len(data)}, &begin)
+	chunk := min(begin.MaxChunk, 256<<10)
+	for i, off := 0, 0; off < len(data); i, off = i+1, off+chunk {
+		piece := data[off:min(off+chunk, len(data))]
+		var got struct {
+			Received int `json:"received_bytes"`
+		}
+		clients[i%len(clients)].call(t, "upload_chunk", map[string]any{"upload_id": begin.UploadID, "offset": off,
+			"content": base64.StdEncoding.EncodeToString(piece)}, &got)
+		require.Equal(t, off+len(piece), got.Received)
+	}
+	sum := sha256.Sum256(data)
+	var res blobResult
+	clients[len(clients)-1].call(t, "FinishUpload", map[string]any{"upload_id": begin.UploadID,
+		"sha256": hex.EncodeToString(sum[:])}, &res)
+	return res
+}
+
+// readRange reads a whole blob with read_blob mode "range".
+func readRange(t *testing.T, l *lbClient, id string) []byte {
+	t.Helper()
+	var out []byte
+	off := int64(0)
+	for range 10000 {
+		var r struct {
+			Content    string `json:"content"`
+			Encoding   string `json:"encoding"`
+			NextOffset *int64 `json:"next_offset"`
+		}
+		l.call(t, "read_blob", map[string]any{"blob_id": id, "mode": "range", "offset": off, "max_bytes": 512 << 10}, &r)
+		piece := []byte(r.Content)
+		if r.Encoding == "base64" {
+			var err error
+			piece, err = base64.StdEncoding.DecodeString(r.Content)
+			require.NoError(t, err)
+		}
+		out = append(out, piece...)
+		if r.NextOffset == nil {
+			return out
+		}
+		off = *r.NextOffset
+	}
+	t.Fatal("range reads did not end")
+	return nil
+}
+
+func TestScaleOutBehindHAProxy(t *testing.T) {
+	s := startScaleout(t)
+	// leastconn puts two connections held open on the two replicas.
+	a, b := dialLB(t, s.lb), dialLB(t, s.lb)
+
+	var small blobResult
+	a.call(t, "create_blob", map[string]any{"content": "kept by the bucket, not by a replica"}, &small)
+	var read struct {
+		Content string `json:"content"`
+	}
+	b.call(t, "read_blob", map[string]any{"blob_id": small.BlobID, "mode": "full"}, &read)
+	assert.Equal(t, "kept by the bucket, not by a replica", read.Content)
+
+	ra, rb := s.replicas[0], s.replicas[1]
+	if ra.served(t, "create_blob") == 0 {
+		ra, rb = rb, ra
+	}
+	require.Equal(t, 1, ra.served(t, "create_blob"), "replica A created the blob")
+	assert.Equal(t, 0, ra.served(t, "read_blob"))
+	assert.Equal(t, 1, rb.served(t, "read_blob"), "replica B read it")
+
+	data := make([]byte, 3<<20+12345)
+	for i := range data {
+		data[i] = byte(i*131 + i>>9)
+	}
+	up := uploadThrough(t, data, a, b)
+	assert.Equal(t, int64(len(data)), up.Size)
+	assert.Positive(t, ra.served(t, "upload_chunk"))
+	assert.Positive(t, rb.served(t, "upload_chunk"), "chunks went to both replicas")
+	assert.Equal(t, 1, ra.served(t, "begin_upload"), "begun on A")
+	assert.Equal(t, 1, rb.served(t, "finish_upload"), "finished on B")
+	assert.Equal(t, data, readRange(t, a, up.BlobID), "read by range through A")
+
+	drain(t, s, a, b, ra, rb, small, up, data)
+}
+
+// drain stops replica A with SIGTERM while clients are connected, and
+// checks that they move to B with nothing acknowledged lost.
+func drain(t *testing.T, s *scaleout, a, b *lbClient, ra, rb *replica, small, up blobResult, data []byte) {
+	require.NoError(t, ra.cmd.Process.Signal(syscall.SIGTERM))
+	notReady := false
+	for range 600 { // /readyz turns 503 at once; poll, bounded
+		if ra.readyz(t) == http.StatusServiceUnavailable {
+			notReady = true
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.True(t, notReady, "replica A answers /readyz 503 while draining")
+	select {
+	case <-a.c.Done():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("A's client was never closed")
+	}
+	assert.Contains(t, a.log.String(), "SERVER_SHUTDOWN", "A's client was told why")
+	assert.Contains(t, a.log.String(), "suggested_delay_ms", "with a retry hint")
+	require.NoError(t, ra.cmd.Wait(), "a drained replica exits 0")
+
+	again := dialLB(t, s.lb) // reconnects through HAProxy, to B
+	var read struct {
+		Content string `json:"content"`
+	}
+	again.call(t, "read_blob", map[string]any{"blob_id": small.BlobID, "mode": "full"}, &read)
+	assert.Equal(t, "kept by the bucket, not by a replica", read.Content)
+	assert.Equal(t, data, readRange(t, again, up.BlobID))
+	more := uploadThrough(t, []byte("after the drain"), again, b)
+	assert.Equal(t, int64(len("after the drain")), more.Size)
+	assert.Equal(t, 2, rb.served(t, "finish_upload"), "B serves everyone now")
+}
