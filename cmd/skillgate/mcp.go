@@ -104,12 +104,16 @@ func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
+	runRecords, err := openRuns(cfg, log)
+	if err != nil {
+		return err
+	}
 	open := auth.NewOpen(auth.Limits{})
 	d := dispatch.New(dispatch.Options{
 		Info:    dispatch.Info{Name: "skillgate", Version: buildVersion(), MaxMessageSize: session.DefaultConfig().MaxMessageSize},
 		Logger:  log.With().Str("component", "dispatch").Logger(),
 		Metrics: g.metrics, Skills: g.skills, Blobs: g.blobs, Authn: open, Runner: runnerOrNil(g.runner),
-		Egress: eg,
+		Egress: eg, Runs: runRecords,
 
 		RunnerUnavailable: unavailable,
 	})
