@@ -103,7 +103,7 @@ func OpenFSStore(opts FSOptions) (*FSStore, error) {
 		s.log.Warn().Err(err).Msg("blob sweep at open")
 	}
 	if opts.TTL > 0 {
-		go s.janitor()
+		go RunJanitor(s.stop, s.done, s.opts.SweepInterval, s.Sweep, s.log)
 	} else {
 		close(s.done)
 	}
@@ -376,22 +376,6 @@ func (s *FSStore) Sweep(ctx context.Context) (int, error) {
 		firstErr = ctx.Err()
 	}
 	return len(victims), firstErr
-}
-
-func (s *FSStore) janitor() {
-	defer close(s.done)
-	t := time.NewTicker(s.opts.SweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			if _, err := s.Sweep(context.Background()); err != nil {
-				s.log.Warn().Err(err).Msg("blob janitor")
-			}
-		}
-	}
 }
 
 // Usage implements Store.

@@ -163,7 +163,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.log.Warn().Err(err).Msg("blob sweep at open")
 	}
 	if opts.SweepInterval > 0 {
-		go s.janitor()
+		go blob.RunJanitor(s.stop, s.done, s.opts.SweepInterval, s.Sweep, s.log)
 	} else {
 		close(s.done)
 	}
@@ -276,22 +276,6 @@ func (s *Store) Close() error {
 		<-s.done
 	})
 	return nil
-}
-
-func (s *Store) janitor() {
-	defer close(s.done)
-	t := time.NewTicker(s.opts.SweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			if _, err := s.Sweep(context.Background()); err != nil {
-				s.log.Warn().Err(err).Msg("blob janitor")
-			}
-		}
-	}
 }
 
 // MaxSize implements blob.Store.
