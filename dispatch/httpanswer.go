@@ -128,7 +128,7 @@ func (h *HTTPFront) serveMember(ctx context.Context, m *httpMember, who credenti
 	case h.stopped():
 		err = h.fallback.shutdown
 	case h.budgetFull():
-		h.metrics.HTTPRefused.WithLabelValues("budget").Inc()
+		h.metrics.BudgetRefusals.WithLabelValues(metrics.FrontHTTP).Inc()
 		err = h.fallback.overloaded
 	default:
 		res, err = h.d.invoke(ctx, &Call{Method: m.method, Params: m.params, Front: metrics.FrontHTTP,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -135,7 +136,7 @@ func (a *assembly) accept(i int, out []byte) {
 	if !budget.TryReserve(len(out)) {
 		over := a.fallback(i, a.h.fallback.overloaded)
 		if !bytes.Equal(out, over) { // a call refused up front was counted then
-			a.h.metrics.HTTPRefused.WithLabelValues("budget").Inc()
+			a.h.metrics.BudgetRefusals.WithLabelValues(metrics.FrontHTTP).Inc()
 		}
 		out = over
 		budget.Reserve(len(out))

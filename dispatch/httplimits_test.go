@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -95,7 +96,7 @@ func TestHTTPAnswerBudget(t *testing.T) {
 	require.NotNil(t, a.Error.Data.Retry)
 	assert.Positive(t, a.Error.Data.Retry.SuggestedDelayMS)
 	assert.Zero(t, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "list_skills", "ok")), "nothing ran")
-	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.HTTPRefused.WithLabelValues("budget")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.BudgetRefusals.WithLabelValues(metrics.FrontHTTP)))
 	budget.Release(8 << 10)
 
 	status, out = postRPC(t, srv.URL, `[`+listCall+`,`+strings.TrimSuffix(readBlobBatch(id, 1, 20<<10)[1:], "]")+`]`)

@@ -144,12 +144,6 @@ def test_without_reconnect_the_close_reason_is_raised(start_gateway: StartGatewa
     run(body)
 
 
-@pytest.mark.xfail(
-    reason="the gateway answers calls that arrive while Initialize is in progress with -32601; "
-    "remove this marker once the session layer queues them behind Initialize",
-    raises=RpcError,
-    strict=False,
-)
 def test_calls_pipelined_behind_initialize(shared_gateway: Gateway) -> None:
     # Initialize and the calls leave in one write; the gateway must hold the
     # calls until Initialize has succeeded instead of refusing them.
