@@ -287,3 +287,44 @@ func TestFinalFrameDeadline(t *testing.T) {
 		_ = srv.Close()
 	})
 }
+
+// The documented default closes a connection at its third failed
+// Initialize, not before: two failures leave it open and a success then
+// still initializes it.
+func TestInitFailuresDefaultBoundary(t *testing.T) {
+	require.Equal(t, 3, DefaultMaxInitFailures, "the documented default")
+	f := newFixture(t, "pipe", nil)
+	p := f.dial()
+	for range 2 {
+		m := p.call("Initialize", `{"token":"bad"}`)
+		require.NotNil(t, m.Error)
+		assert.Equal(t, "AUTH_REQUIRED", m.Error.Data.StringCode)
+	}
+	p.initialize()
+	assert.Nil(t, p.call("Echo", `{}`).Error)
+
+	q := f.dial()
+	for range 2 {
+		require.NotNil(t, q.call("Initialize", `{"token":"bad"}`).Error)
+	}
+	q.request("Initialize", `{"token":"bad"}`)
+	require.NotNil(t, q.recv().Error)
+	q.expectAbort(transport.CodeApplication, "AUTH_REQUIRED")
+	require.Eventually(t, func() bool {
+		return testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues("pipe", "init_failed")) == 1
+	}, 5*time.Second, time.Millisecond)
+}
+
+// A refused request's id counts as used: the peer may not reuse it, as
+// with any other request.
+func TestRefusedIDIsUsed(t *testing.T) {
+	f := newFixture(t, "pipe", nil)
+	p := f.dial()
+	p.send(`{"jsonrpc":"2.0","method":"Echo","params":{},"id":"early"}`)
+	m := p.recv()
+	require.NotNil(t, m.Error, "refused before Initialize")
+	assert.Equal(t, transport.StringMethodNotFound, m.Error.Data.StringCode)
+	p.send(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"early"}`)
+	m = p.expectAbort(transport.CodeInvalidRequest, transport.StringInvalidRequest)
+	assert.Contains(t, m.CloseError.Error.Data.Details, "already used")
+}
