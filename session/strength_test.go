@@ -328,3 +328,15 @@ func TestRefusedIDIsUsed(t *testing.T) {
 	m = p.expectAbort(transport.CodeInvalidRequest, transport.StringInvalidRequest)
 	assert.Contains(t, m.CloseError.Error.Data.Details, "already used")
 }
+
+// Frames are counted as received only when a whole frame was read: the
+// end of the connection adds none.
+func TestFramesReceivedUntilClose(t *testing.T) {
+	f := newFixture(t, "pipe", nil)
+	p := f.dial()
+	c := f.onlyConn()
+	require.Nil(t, p.call("_Keepalive", `{}`).Error)
+	require.NoError(t, p.nc.Close())
+	<-c.Done()
+	assert.Equal(t, 1.0, testutil.ToFloat64(f.metrics.FramesReceived))
+}
