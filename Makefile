@@ -12,13 +12,15 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 RUN_ARGS  ?=
 # Mutation testing (make mutation PKG=./session): one package at a time, its
-# own tests only. Two workers suit a 2-core machine; the timeout coefficient is
-# high because gremlins times each mutant's run against a cached (so near-zero)
-# coverage run, and with its default every mutant would time out. Files in
-# subdirectories are left out: each package is judged by its own tests.
+# own tests only. Two workers suit a 2-core machine. gremlins gives each
+# mutant's run the time of its coverage run times the coefficient: -count=1
+# keeps that run from being a near-zero cache hit (every mutant would time
+# out), and 5 ends a mutant that hangs in minutes rather than an hour while
+# leaving room for a loaded machine. Files in subdirectories are left out:
+# each package is judged by its own tests.
 PKG               ?= ./session
 MUTATION_WORKERS  ?= 2
-MUTATION_TIMEOUT  ?= 60
+MUTATION_TIMEOUT  ?= 5
 MUTATION_DIR      := .mutation
 # More gremlins flags, e.g. MUTATION_ARGS="-E '^(budget|server)\.go'" to
 # leave files out (--exclude-files is matched against the path under PKG).
@@ -85,7 +87,7 @@ docs: ## Render docs/architecture.svg from docs/architecture.dot (Debian: apt-ge
 
 mutation: ## Mutation testing of one package, PKG=./session (minutes; not part of test): JSON report in .mutation/
 	@mkdir -p $(MUTATION_DIR)
-	$(GO) tool gremlins unleash --workers $(MUTATION_WORKERS) \
+	GOFLAGS='$(GOFLAGS) -count=1' $(GO) tool gremlins unleash --workers $(MUTATION_WORKERS) \
 		--timeout-coefficient $(MUTATION_TIMEOUT) --exclude-files '/' \
 		--output $(MUTATION_REPORT) $(MUTATION_ARGS) $(PKG)
 
