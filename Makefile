@@ -11,9 +11,24 @@ BENCHMOD  := cd bench && GOWORK=off
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 RUN_ARGS  ?=
+# Mutation testing (make mutation PKG=./session): one package at a time, its
+# own tests only. Two workers suit a 2-core machine. gremlins gives each
+# mutant's run the time of its coverage run times the coefficient: -count=1
+# keeps that run from being a near-zero cache hit (every mutant would time
+# out), and 5 ends a mutant that hangs in minutes rather than an hour while
+# leaving room for a loaded machine. Files in subdirectories are left out:
+# each package is judged by its own tests.
+PKG               ?= ./session
+MUTATION_WORKERS  ?= 2
+MUTATION_TIMEOUT  ?= 5
+MUTATION_DIR      := .mutation
+# More gremlins flags, e.g. MUTATION_ARGS="-E '^(budget|server)\.go'" to
+# leave files out (--exclude-files is matched against the path under PKG).
+MUTATION_ARGS     ?=
+MUTATION_REPORT    = $(MUTATION_DIR)/$(subst /,_,$(patsubst ./%,%,$(PKG))).json
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test lint vet fmt-check staticcheck unit test-rootless fuzz bench bench-rootless docs clean
+.PHONY: help build run test lint vet fmt-check staticcheck unit test-rootless fuzz bench bench-rootless docs clean mutation
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -69,6 +84,12 @@ bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peer
 docs: ## Render docs/architecture.svg from docs/architecture.dot (Debian: apt-get install graphviz)
 	@command -v dot >/dev/null || { echo "make docs needs Graphviz's dot: apt-get install -y graphviz" >&2; exit 1; }
 	dot -Tsvg docs/architecture.dot -o docs/architecture.svg
+
+mutation: ## Mutation testing of one package, PKG=./session (minutes; not part of test): JSON report in .mutation/
+	@mkdir -p $(MUTATION_DIR)
+	GOFLAGS='$(GOFLAGS) -count=1' $(GO) tool gremlins unleash --workers $(MUTATION_WORKERS) \
+		--timeout-coefficient $(MUTATION_TIMEOUT) --exclude-files '/' \
+		--output $(MUTATION_REPORT) $(MUTATION_ARGS) $(PKG)
 
 bench-rootless: ## Trivial run_code latency and throughput: root mode, rootless mode, a bare Python spawn
 	./.ci/test-rootless --bench

@@ -206,6 +206,15 @@ func TestQueueBoundBoundary(t *testing.T) {
 				seen[*m.ID] = true
 			}
 			assert.Len(t, seen, len(ids))
+			// Delivered bytes count until the writer, woken by the read,
+			// releases them; a request sent in that window would be
+			// answered past the bound. Wait for the release: the window
+			// is a known gap, not what this test is about.
+			require.Eventually(t, func() bool {
+				c.w.mu.Lock()
+				defer c.w.mu.Unlock()
+				return c.w.queued == 0
+			}, 5*time.Second, time.Millisecond)
 			assert.Nil(t, p.call("_Keepalive", `{}`).Error, "the connection lives on")
 			assert.Zero(t, testutil.ToFloat64(f.metrics.Aborts.WithLabelValues(transport.StringSlowReader)))
 		})

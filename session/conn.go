@@ -525,7 +525,8 @@ func (c *Conn) onNotification(m *transport.Message) *transport.Error {
 func (c *Conn) logPeerError(method string, params []byte) {
 	ev := logParams(c.Log(zerolog.WarnLevel).Str("method", method), params)
 	if e := notificationError(params); e != nil {
-		ev = ev.Str("string_code", e.EffectiveCode()).Str("message", e.Message)
+		// "message" is the log line's own field: the peer's goes beside it.
+		ev = ev.Str("string_code", e.EffectiveCode()).Str("peer_message", e.Message)
 	}
 	ev.Msg("peer reported an error")
 }

@@ -117,6 +117,10 @@ func (h *testHandler) Handle(ctx context.Context, req *Request) (any, error) {
 		return json.RawMessage(`[1,2]`), nil
 	case "Plain":
 		return nil, errors.New("secret internal detail")
+	case "AbortParse":
+		return nil, &Abort{Err: transport.NewError(transport.CodeParseError, "Parse error.").WithDetails("bad params")}
+	case "AbortInvalid":
+		return nil, &Abort{Err: transport.NewError(transport.CodeInvalidRequest, "Invalid request.").WithDetails("bad shape")}
 	}
 	return nil, transport.NewError(transport.CodeMethodNotFound, "Method not found.")
 }
