@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/mcpfront"
+	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 )
