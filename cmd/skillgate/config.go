@@ -18,7 +18,6 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/mcpfront"
-	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 )
