@@ -28,7 +28,7 @@ MUTATION_ARGS     ?=
 MUTATION_REPORT    = $(MUTATION_DIR)/$(subst /,_,$(patsubst ./%,%,$(PKG))).json
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test lint vet fmt-check staticcheck unit test-rootless fuzz bench bench-rootless docs clean mutation
+.PHONY: help build run test setup lint vet fmt-check staticcheck unit test-rootless fuzz bench bench-rootless docs clean mutation
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,7 +39,10 @@ build: ## Build bin/skillgate
 run: build ## Run the gateway with the example skills (framed :7400, HTTP :8080, metrics :9400)
 	$(BIN) serve --log-format console --skills-dir examples/skills --data-dir .data $(RUN_ARGS)
 
-test: lint unit test-rootless fuzz test-clients ## Lint, race-enabled tests (as root: again as an unprivileged user), a few seconds of every fuzz target, the client suites
+test: setup lint unit test-rootless fuzz test-clients ## Lint, race-enabled tests (as root: again as an unprivileged user), a few seconds of every fuzz target, the client suites
+
+setup: ## Install what the tests need when missing (Debian packages, MinIO, HAProxy; as root)
+	./.ci/setup
 
 lint: fmt-check vet staticcheck ## gofmt, go vet and staticcheck
 
