@@ -105,7 +105,12 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 	if err != nil {
 		t.Skip("systemd-analyze not installed")
 	}
-	unit := strings.ReplaceAll(readFile(t, unitPath), "/usr/local/bin/skillgate", gatewayBinary(t))
+	verifyUnit(t, tool, strings.ReplaceAll(readFile(t, unitPath), "/usr/local/bin/skillgate", gatewayBinary(t)))
+}
+
+// verifyUnit has systemd-analyze check a unit's text, warnings included.
+func verifyUnit(t *testing.T, tool, unit string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "skillgate.service")
 	require.NoError(t, os.WriteFile(path, []byte(unit), 0o644))
 	out, err := exec.Command(tool, "verify", path).CombinedOutput()

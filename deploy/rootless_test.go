@@ -2,7 +2,6 @@ package deploy_test
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -211,11 +210,7 @@ func TestRootlessSystemdAnalyzeVerify(t *testing.T) {
 	// An existing user other than nobody (which systemd warns about).
 	unit = strings.ReplaceAll(unit, "User=skillgate", "User=daemon")
 	unit = strings.ReplaceAll(unit, "Group=skillgate", "Group=daemon")
-	path := filepath.Join(t.TempDir(), "skillgate.service")
-	require.NoError(t, os.WriteFile(path, []byte(unit), 0o644))
-	out, err := exec.Command(tool, "verify", path).CombinedOutput()
-	assert.NoError(t, err, string(out))
-	assert.Empty(t, strings.TrimSpace(string(out)), "systemd-analyze verify warnings")
+	verifyUnit(t, tool, unit)
 }
 
 // TestRootlessKustomizeBuilds renders the overlay where kubectl exists.
