@@ -158,11 +158,12 @@ func TestVersion(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out, "skillgate "))
 }
 
-func TestServeWithAuthFile(t *testing.T) {
-	dir := t.TempDir()
+// newToken mints a token with "skillgate token" and returns it with the
+// hash an auth file lists.
+func newToken(t *testing.T) (token, hash string) {
+	t.Helper()
 	out, _, code := runCLI(t, "token")
 	require.Equal(t, 0, code)
-	var token, hash string
 	for _, line := range strings.Split(out, "\n") {
 		if v, ok := strings.CutPrefix(line, "token: "); ok {
 			token = v
@@ -172,6 +173,13 @@ func TestServeWithAuthFile(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, token)
+	require.NotEmpty(t, hash)
+	return token, hash
+}
+
+func TestServeWithAuthFile(t *testing.T) {
+	dir := t.TempDir()
+	token, hash := newToken(t)
 	authFile := filepath.Join(dir, "auth.yaml")
 	require.NoError(t, os.WriteFile(authFile, []byte("identities:\n  - name: ci\n    class: service\n    tokens: ["+hash+"]\n"+
 		"    methods: [\"*\"]\n    namespaces: [\"*\"]\n"), 0o600))
@@ -181,7 +189,7 @@ func TestServeWithAuthFile(t *testing.T) {
 	_, stderr, code := runCLI(t, "call", "--addr", addr, "list_skills")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "AUTH_REQUIRED")
-	out, _, code = runCLI(t, "call", "--addr", addr, "--token", token, "list_skills")
+	out, _, code := runCLI(t, "call", "--addr", addr, "--token", token, "list_skills")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "skills.protocol.guide")
 

@@ -415,17 +415,8 @@ func TestRunsBelongToTheirIdentity(t *testing.T) {
 	var idents strings.Builder
 	idents.WriteString("identities:\n")
 	for _, name := range []string{"alice", "bob"} {
-		out, _, code := runCLI(t, "token")
-		require.Equal(t, 0, code)
-		var hash string
-		for _, line := range strings.Split(out, "\n") {
-			if v, ok := strings.CutPrefix(line, "token: "); ok {
-				tokens[name] = v
-			}
-			if v, ok := strings.CutPrefix(line, "hash:  "); ok {
-				hash = v
-			}
-		}
+		token, hash := newToken(t)
+		tokens[name] = token
 		fmt.Fprintf(&idents, "  - name: %s\n    class: service\n    tokens: [%s]\n    methods: [\"*\"]\n    namespaces: [\"*\"]\n", name, hash)
 	}
 	authFile := filepath.Join(dir, "auth.yaml")

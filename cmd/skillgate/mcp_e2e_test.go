@@ -292,22 +292,8 @@ func TestMCPStdioToolsModeAndListChanged(t *testing.T) {
 // tokens.
 func writeAuthFile(t *testing.T) (path, full, limited string) {
 	t.Helper()
-	token := func() (string, string) {
-		out, _, code := runCLI(t, "token")
-		require.Equal(t, 0, code)
-		var tok, hash string
-		for _, line := range strings.Split(out, "\n") {
-			if v, ok := strings.CutPrefix(line, "token: "); ok {
-				tok = v
-			}
-			if v, ok := strings.CutPrefix(line, "hash:  "); ok {
-				hash = v
-			}
-		}
-		return tok, hash
-	}
-	full, fullHash := token()
-	limited, limitedHash := token()
+	full, fullHash := newToken(t)
+	limited, limitedHash := newToken(t)
 	path = filepath.Join(t.TempDir(), "auth.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("identities:\n"+
 		"  - name: ci\n    class: service\n    tokens: ["+fullHash+"]\n    methods: [\"*\"]\n    namespaces: [\"*\"]\n"+
