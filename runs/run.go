@@ -25,6 +25,8 @@ type Run struct {
 	done     chan struct{} // closed when the run finishes
 	logs     coalescer
 	fullLogs []byte // everything the run wrote, up to the registry's cap
+
+	shared sharedRun
 }
 
 // ID returns the run's id.
@@ -161,10 +163,14 @@ func nullIfEmpty(raw json.RawMessage) json.RawMessage {
 
 // Wait blocks until the run finishes or ctx ends.
 func (r *Run) Wait(ctx context.Context) error {
-	select {
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		select {
+		case <-r.done:
+			return nil
+		case <-r.remotePoll():
+			r.refresh(ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }

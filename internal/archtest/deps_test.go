@@ -28,6 +28,8 @@ var allowed = map[string][]string{
 	"internal/archtest":     {},
 	"dispatch/auth":         {"egress"},
 	"runs":                  {},
+	"runs/runstest":         {"runs"},
+	"runs/objstore":         {"runs", "blob"},
 	"sandbox":               {"internal/pyname"},
 	"egress":                {"metrics"},
 	"skills":                {"internal/pyname", "egress"},
@@ -38,7 +40,7 @@ var allowed = map[string][]string{
 	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs"},
 	"mcpfront":              {"transport", "skills", "blob", "dispatch", "dispatch/auth"},
 	"deploy":                {"internal/scaleouttest"},
-	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "mcpfront", "egress", "runs"},
+	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "mcpfront", "egress", "runs", "runs/objstore"},
 	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
 }
 
