@@ -107,11 +107,14 @@ func (r *Run) Finish(status string, result json.RawMessage) {
 	r.fullLogs = nil // wanted only until the run object is made (logs_blob)
 	rec := r.snapshotLocked()
 	r.mu.Unlock()
+	// Saved before done closes: whoever learns that the run finished
+	// (a waiter, a replica reading the store, a draining gateway about
+	// to exit) finds its record saved.
+	r.reg.finished(r, rec)
 	close(r.done)
 	if r.cancel != nil {
 		r.cancel(nil) // releases the context's resources
 	}
-	r.reg.finished(r, rec)
 }
 
 // FullLogs returns everything the run wrote to stdout and stderr, up to

@@ -106,7 +106,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
 	fs.DurationVar(&c.FrameTimeout, "frame-timeout", d.FrameTimeout, "abort when a frame that has begun does not complete within this")
 	fs.DurationVar(&c.InitTimeout, "init-timeout", d.InitTimeout, "close connections that have not initialized within this (0: never)")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long in-flight requests may take to finish")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long in-flight requests and async runs may take to finish")
 	fs.DurationVar(&c.DrainDelay, "drain-delay", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while the gateway still serves, so load balancers stop routing to it")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", d.WriteTimeout, "deadline of each socket write")
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", d.MaxMessageSize, "largest frame body accepted or sent, in bytes")

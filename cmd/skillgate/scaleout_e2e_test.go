@@ -47,6 +47,7 @@ type scaleout struct {
 
 func startScaleout(t *testing.T) *scaleout {
 	t.Helper()
+	requireSandbox(t)
 	haproxy := scaleouttest.HAProxyBinary(t)
 	m := scaleouttest.StartMinIO(t)
 	ctx := t.Context()
@@ -62,7 +63,7 @@ func startScaleout(t *testing.T) *scaleout {
 		g := startGateway(t, "--listen", host+":"+framed, "--http-listen", host+":"+httpPort,
 			"--metrics-listen", host+":"+metricsPort, "--blob-store", "s3://scaleout/e2e",
 			"--s3-endpoint", m.Endpoint, "--s3-region", "us-east-1", "--s3-path-style",
-			"--sandbox-workers", "0", "--drain-delay", "3s")
+			"--sandbox-workers", "1", "--sandbox-warm-pool", "0", "--drain-delay", "3s", "--drain-timeout", "5s")
 		s.replicas = append(s.replicas, &replica{gatewayProcess: g, host: host, metrics: host + ":" + metricsPort})
 	}
 	cmd := exec.Command(haproxy, "-f", filepath.Join("..", "..", "deploy", "haproxy", "haproxy.cfg"), "-db")
@@ -104,6 +105,15 @@ func (b *syncBuffer) String() string {
 type lbClient struct {
 	c   *session.Conn
 	log *syncBuffer
+
+	mu     sync.Mutex
+	events []runEvent // run_event notifications received
+}
+
+func (l *lbClient) runEvents() []runEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]runEvent(nil), l.events...)
 }
 
 // dialLB connects through the balancer and initializes. While HAProxy
@@ -116,6 +126,14 @@ func dialLB(t testing.TB, addr string) *lbClient {
 		l := &lbClient{log: &syncBuffer{}}
 		cfg := session.ClientConfig()
 		cfg.Logger = zerolog.New(l.log)
+		cfg.OnNotification = func(_ *session.Conn, method string, params []byte) {
+			var ev runEvent
+			if method == "run_event" && json.Unmarshal(params, &ev) == nil {
+				l.mu.Lock()
+				l.events = append(l.events, ev)
+				l.mu.Unlock()
+			}
+		}
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		c, err := session.Dial(ctx, addr, nil, cfg, nil)
 		if err == nil {
@@ -268,7 +286,96 @@ func TestScaleOutBehindHAProxy(t *testing.T) {
 	assert.Equal(t, 1, rb.served(t, "finish_upload"), "finished on B")
 	assert.Equal(t, data, readRange(t, a, up.BlobID), "read by range through A")
 
+	done := runOnAReadOnB(t, a, b, ra, rb)
+	long := startLongRun(t, a, b)
 	drain(t, s, a, b, ra, rb, small, up, data)
+	afterDrain(t, s, done, long)
+}
+
+// runOnAReadOnB runs code async on A and reads the finished run through
+// B: get_run, watch_run replaying its events, list_runs.
+func runOnAReadOnB(t *testing.T, a, b *lbClient, ra, rb *replica) string {
+	var started runRef
+	a.call(t, "run_code", map[string]any{"language": "python", "async": true,
+		"code": "def main(args):\n    for i in range(3):\n        print('line', i)\n    return {'answer': 42}"}, &started)
+	require.NotEmpty(t, started.RunID)
+	var obj struct {
+		Status string          `json:"status"`
+		Output json.RawMessage `json:"output"`
+		Error  json.RawMessage `json:"error"`
+	}
+	for range 100 { // wait_ms is at most a minute; bounded
+		a.call(t, "get_run", map[string]any{"run_id": started.RunID, "wait_ms": 60000}, &obj)
+		if obj.Status != "running" {
+			break
+		}
+	}
+	require.Equal(t, "completed", obj.Status, "%s", obj.Error)
+	assert.Equal(t, 1, ra.served(t, "run_code"), "A ran it")
+
+	var onB struct {
+		Status string          `json:"status"`
+		Output json.RawMessage `json:"output"`
+		RunID  string          `json:"run_id"`
+	}
+	b.call(t, "get_run", map[string]any{"run_id": started.RunID}, &onB)
+	assert.Equal(t, "completed", onB.Status)
+	assert.JSONEq(t, `{"answer":42}`, string(onB.Output))
+	assert.Equal(t, 1, rb.served(t, "get_run"), "B answered get_run")
+
+	var watched struct {
+		Status string `json:"status"`
+	}
+	b.call(t, "watch_run", map[string]any{"run_id": started.RunID}, &watched)
+	assert.Equal(t, "completed", watched.Status)
+	evs := b.runEvents()
+	require.NotEmpty(t, evs, "B replayed the run's events")
+	assert.Equal(t, "started", evs[0].Type)
+	assert.Equal(t, "finished", evs[len(evs)-1].Type)
+	var logs strings.Builder
+	for _, ev := range evs {
+		logs.WriteString(ev.Text)
+	}
+	assert.Contains(t, logs.String(), "line 2")
+
+	var list struct {
+		Runs []runRef `json:"runs"`
+	}
+	b.call(t, "list_runs", map[string]any{}, &list)
+	require.NotEmpty(t, list.Runs)
+	assert.Equal(t, started.RunID, list.Runs[0].RunID, "B lists A's run")
+	return started.RunID
+}
+
+// startLongRun starts on A a run that outlives the drain, and sees it
+// running through B (A checkpoints it to the bucket).
+func startLongRun(t *testing.T, a, b *lbClient) string {
+	var started runRef
+	a.call(t, "run_code", map[string]any{"language": "python", "async": true, "timeout_ms": 120000,
+		"code": "import time\ndef main(args):\n    print('working', flush=True)\n    time.sleep(110)"}, &started)
+	var onB struct {
+		Status string `json:"status"`
+	}
+	b.call(t, "get_run", map[string]any{"run_id": started.RunID}, &onB)
+	assert.Equal(t, "running", onB.Status, "B sees A's run in progress")
+	return started.RunID
+}
+
+// afterDrain checks, through the replica left, that the finished run is
+// still there and the run cut by the drain is recorded interrupted.
+func afterDrain(t *testing.T, s *scaleout, done, long string) {
+	c := dialLB(t, s.lb)
+	var obj struct {
+		Status string `json:"status"`
+		Error  struct {
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	c.call(t, "get_run", map[string]any{"run_id": done}, &obj)
+	assert.Equal(t, "completed", obj.Status, "no finished run lost")
+	c.call(t, "get_run", map[string]any{"run_id": long}, &obj)
+	assert.Equal(t, "failed", obj.Status)
+	assert.Equal(t, "INTERRUPTED", obj.Error.Type, "a run past --drain-timeout is recorded interrupted")
 }
 
 // drain stops replica A with SIGTERM while clients are connected, and
