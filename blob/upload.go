@@ -46,9 +46,6 @@ type Uploads struct {
 	store Store
 	obj   Objects
 	opts  UploadOptions
-	// listChunks makes Chunk count the bytes received by listing the
-	// chunks, as for an upload begun by an older gateway (benchmarks).
-	listChunks bool
 }
 
 // uploadMeta is what Begin records; Chunk rewrites it after each chunk
@@ -105,9 +102,6 @@ func (u *Uploads) Begin(ctx context.Context, owner, kind string, size int64) (st
 }
 
 func (u *Uploads) putMeta(ctx context.Context, id string, m uploadMeta) error {
-	if u.listChunks {
-		m.Received = nil
-	}
 	meta, _ := json.Marshal(m)
 	return u.obj.PutObject(ctx, u.key(id, uploadMetaName), bytes.NewReader(meta))
 }
