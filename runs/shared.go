@@ -136,13 +136,19 @@ func (r *Run) isDone() bool {
 func (g *Registry) checkpoint(context.Context) {
 	for _, r := range g.local(true) {
 		r.shared.saveMu.Lock()
-		rec := r.Record()
-		mark := savedMark{seq: r.lastSeq(), progress: string(rec.Progress)}
-		if rec.Status == StatusRunning && (mark != r.shared.saved || g.now().Sub(r.shared.savedAt) >= g.heartbeat()) {
-			g.saveLocked(r, rec, mark)
+		mark, running := r.mark()
+		if running && (mark != r.shared.saved || g.now().Sub(r.shared.savedAt) >= g.heartbeat()) {
+			g.saveLocked(r, r.Record(), mark)
 		}
 		r.shared.saveMu.Unlock()
 	}
+}
+
+// mark tells what a save of the run would hold, without copying it.
+func (r *Run) mark() (savedMark, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return savedMark{seq: r.nextSeq, progress: string(r.rec.Progress)}, r.rec.Status == StatusRunning
 }
 
 // heartbeat is how often an unchanged running record is saved: well
@@ -150,12 +156,6 @@ func (g *Registry) checkpoint(context.Context) {
 // retention, since the sweep goes by when a record was last saved.
 func (g *Registry) heartbeat() time.Duration {
 	return min(heartbeatEvery, g.cfg.StaleAfter/3, g.cfg.Retention/2)
-}
-
-func (r *Run) lastSeq() uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.nextSeq
 }
 
 // saveRun saves a run's record; saves of one run never overtake each

@@ -68,24 +68,30 @@ func newBlobCommand() *cobra.Command {
 // blobConn is a connection of a blob command that reconnects when it is
 // lost; an error response is no reason to.
 type blobConn struct {
-	o     *callOptions
-	cmd   *cobra.Command
-	ctx   context.Context
-	conn  *session.Conn
-	spent int // reconnects
+	o      *callOptions
+	cmd    *cobra.Command
+	ctx    context.Context // ends after --timeout
+	cancel context.CancelFunc
+	conn   *session.Conn
+	spent  int // reconnects
 }
 
-func (o *callOptions) blobConn(cmd *cobra.Command, ctx context.Context) (*blobConn, error) {
-	c := &blobConn{o: o, cmd: cmd, ctx: ctx}
+func (o *callOptions) blobConn(cmd *cobra.Command) (*blobConn, error) {
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
+	c := &blobConn{o: o, cmd: cmd, ctx: ctx, cancel: cancel}
 	conn, err := o.connect(cmd, ctx, session.ClientConfig(), true)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
 	c.conn = conn
 	return c, nil
 }
 
-func (c *blobConn) close() { _ = c.conn.Close() }
+func (c *blobConn) close() {
+	_ = c.conn.Close()
+	c.cancel()
+}
 
 // call makes a call, reconnecting and calling again when the connection
 // was lost. Every call of the blob commands may be repeated safely.
@@ -124,9 +130,7 @@ func (o *callOptions) blobPut(cmd *cobra.Command, path, kind, resume string) err
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
-	defer cancel()
-	c, err := o.blobConn(cmd, ctx)
+	c, err := o.blobConn(cmd)
 	if err != nil {
 		return err
 	}
@@ -214,9 +218,7 @@ func (o *callOptions) blobGet(cmd *cobra.Command, id, path string) (err error) {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
-	defer cancel()
-	c, err := o.blobConn(cmd, ctx)
+	c, err := o.blobConn(cmd)
 	if err != nil {
 		return err
 	}
