@@ -43,6 +43,9 @@ type scaleout struct {
 	replicas []*replica
 	lb       string // HAProxy's framed address
 	lbHTTP   string
+	minio    *scaleouttest.MinIO
+	// startReplica starts a replica on host, one of 127.0.0.2 and .3.
+	startReplica func(host string) *replica
 }
 
 func startScaleout(t *testing.T) *scaleout {
@@ -58,13 +61,16 @@ func startScaleout(t *testing.T) *scaleout {
 
 	port := func() string { return scaleouttest.FreePort(t)[len("127.0.0.1:"):] }
 	framed, tlsPort, httpPort, metricsPort := port(), port(), port(), port()
-	s := &scaleout{lb: "127.0.0.1:" + framed, lbHTTP: "127.0.0.1:" + httpPort}
-	for _, host := range []string{"127.0.0.2", "127.0.0.3"} {
+	s := &scaleout{lb: "127.0.0.1:" + framed, lbHTTP: "127.0.0.1:" + httpPort, minio: m}
+	s.startReplica = func(host string) *replica {
 		g := startGateway(t, "--listen", host+":"+framed, "--http-listen", host+":"+httpPort,
 			"--metrics-listen", host+":"+metricsPort, "--blob-store", "s3://scaleout/e2e",
 			"--s3-endpoint", m.Endpoint, "--s3-region", "us-east-1", "--s3-path-style",
 			"--sandbox-workers", "1", "--sandbox-warm-pool", "0", "--drain-delay", "3s", "--drain-timeout", "5s")
-		s.replicas = append(s.replicas, &replica{gatewayProcess: g, host: host, metrics: host + ":" + metricsPort})
+		return &replica{gatewayProcess: g, host: host, metrics: host + ":" + metricsPort}
+	}
+	for _, host := range []string{"127.0.0.2", "127.0.0.3"} {
+		s.replicas = append(s.replicas, s.startReplica(host))
 	}
 	cmd := exec.Command(haproxy, "-f", filepath.Join("..", "..", "deploy", "haproxy", "haproxy.cfg"), "-db")
 	cmd.Env = append(os.Environ(), "SKILLGATE_LB_ADDR=127.0.0.1", "SKILLGATE_GW1=127.0.0.2", "SKILLGATE_GW2=127.0.0.3",
@@ -290,6 +296,79 @@ func TestScaleOutBehindHAProxy(t *testing.T) {
 	long := startLongRun(t, a, b)
 	drain(t, s, a, b, ra, rb, small, up, data)
 	afterDrain(t, s, done, long)
+	killDuringUpload(t, s, ra, rb)
+}
+
+// bucketBlobs lists the blobs visible in the bucket: their count and
+// bytes.
+func bucketBlobs(t *testing.T, s *scaleout) (int, int64) {
+	st, err := s3blob.Open(t.Context(), s3blob.Options{Bucket: "scaleout", Prefix: "e2e", Endpoint: s.minio.Endpoint,
+		Region: "us-east-1", PathStyle: true, SweepInterval: -1})
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.Sweep(t.Context())
+	require.NoError(t, err)
+	return st.Usage()
+}
+
+// killDuringUpload kills B with SIGKILL while it finishes an upload: no
+// partial blob becomes visible, and a new replica in A's place finishes
+// the upload (or finds it finished) from the bucket.
+func killDuringUpload(t *testing.T, s *scaleout, ra, rb *replica) {
+	count, bytes := bucketBlobs(t, s)
+	c := dialLB(t, s.lb) // B: A is gone
+	data := make([]byte, 8<<20+777)
+	for i := range data {
+		data[i] = byte(i*7 + i>>13)
+	}
+	var begin struct {
+		UploadID string `json:"upload_id"`
+		MaxChunk int    `json:"max_chunk_bytes"`
+	}
+	c.call(t, "begin_upload", map[string]any{"kind": "application/octet-stream", "size_bytes": len(data)}, &begin)
+	for off := 0; off < len(data); off += begin.MaxChunk {
+		var got struct{}
+		c.call(t, "upload_chunk", map[string]any{"upload_id": begin.UploadID, "offset": off,
+			"content": base64.StdEncoding.EncodeToString(data[off:min(off+begin.MaxChunk, len(data))])}, &got)
+	}
+	sum := sha256.Sum256(data)
+	finish := map[string]any{"upload_id": begin.UploadID, "sha256": hex.EncodeToString(sum[:])}
+	answered := make(chan json.RawMessage, 1)
+	go func() {
+		res, err := c.c.Call(t.Context(), "finish_upload", finish)
+		if err == nil {
+			answered <- res
+		}
+		close(answered)
+	}()
+	time.Sleep(30 * time.Millisecond) // into finish_upload, most likely; either way the checks hold
+	require.NoError(t, rb.cmd.Process.Kill())
+	_ = rb.cmd.Wait()
+	<-c.c.Done()
+
+	rc := s.startReplica(ra.host) // in A's place
+	again := dialLB(t, s.lb)
+	var res blobResult
+	if raw, ok := <-answered; ok {
+		require.NoError(t, json.Unmarshal(raw, &res), "B answered before it died")
+	} else {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		raw, err := again.c.Call(ctx, "finish_upload", finish)
+		cancel()
+		if err == nil {
+			require.NoError(t, json.Unmarshal(raw, &res), "the upload B was finishing is finished by the new replica")
+		} else {
+			assert.Contains(t, err.Error(), "UPLOAD_NOT_FOUND", "else B had finished it; its answer was lost")
+			t.Log("B finished the upload before it died; the answer was lost")
+		}
+	}
+	n, b := bucketBlobs(t, s)
+	require.Equal(t, count+1, n, "exactly the one blob more, whole")
+	require.Equal(t, bytes+int64(len(data)), b, "no partial blob is visible")
+	if res.BlobID != "" {
+		assert.Equal(t, data, readRange(t, again, res.BlobID))
+		assert.Positive(t, rc.served(t, "read_blob"), "the new replica serves")
+	}
 }
 
 // runOnAReadOnB runs code async on A and reads the finished run through
