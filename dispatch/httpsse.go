@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"mime"
 	"net/http"
 	"strings"
@@ -37,15 +38,11 @@ type sseWriter struct {
 	started bool
 }
 
-func (s *sseWriter) notify(ctx context.Context, method string, params any) error {
+func (s *sseWriter) notify(ctx context.Context, method string, params json.RawMessage) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	obj, err := transport.MarshalObject(params)
-	if err != nil {
-		return err
-	}
-	return s.event(method, transport.AppendNotification(nil, method, obj))
+	return s.event(method, transport.AppendNotification(nil, method, params))
 }
 
 func (s *sseWriter) event(name string, data []byte) error {

@@ -27,6 +27,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The sandbox's pid 1 is this test binary re-executed.
+	sandbox.MaybeInit()
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/fsnotify/fsnotify.(*inotify).readEvents"))
 }
 
@@ -47,12 +49,17 @@ type fixture struct {
 
 func newFixture(tb testing.TB, dir string, opts Options) *fixture {
 	tb.Helper()
+	return newRunnerFixture(tb, dir, opts, cannedRunner{})
+}
+
+func newRunnerFixture(tb testing.TB, dir string, opts Options, runner dispatch.Runner) *fixture {
+	tb.Helper()
 	reg, err := skills.NewRegistry(skills.Options{Dir: dir, Logger: zerolog.Nop()})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = reg.Close() })
 	blobs := blob.NewMemStore(blob.MemOptions{})
 	tb.Cleanup(func() { _ = blobs.Close() })
-	d := dispatch.New(dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs, Runner: cannedRunner{},
+	d := dispatch.New(dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs, Runner: runner,
 		Info: dispatch.Info{MaxMessageSize: 1 << 20}})
 	opts.Front, opts.Skills, opts.Logger = d.Front(metrics.FrontMCP), reg, zerolog.Nop()
 	srv, err := New(opts)
