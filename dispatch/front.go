@@ -5,8 +5,12 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"net/http"
+	"strings"
+
+	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -36,17 +40,47 @@ func (f *Front) Authenticate(token string, state *tls.ConnectionState) (*auth.Id
 	return id, err
 }
 
-// AuthenticateRequest reads an HTTP request's credentials as /rpc does
+// AuthenticateRequest reads an HTTP request's credentials
 // ("Authorization: Bearer <token>" or the verified client certificate),
 // counting refusals under this front door's label.
 func (f *Front) AuthenticateRequest(r *http.Request) (*auth.Identity, error) {
-	token, err := bearerToken(r)
+	id, err := f.Credentials(r)
 	if err != nil {
 		f.d.authFailed(f.name, err)
+	}
+	return id, err
+}
+
+// Credentials reads an HTTP request's credentials as AuthenticateRequest
+// does, without counting a refusal: a front door that passes it on as
+// Request.AuthErr has it counted once per call it refuses.
+func (f *Front) Credentials(r *http.Request) (*auth.Identity, error) {
+	token, err := bearerToken(r)
+	if err != nil {
 		return nil, err
 	}
-	return f.Authenticate(token, r.TLS)
+	return f.d.authn.Authenticate(token, r.TLS)
 }
+
+// bearerToken is the token of "Authorization: Bearer <token>"; "" without
+// the header.
+func bearerToken(r *http.Request) (string, error) {
+	v := r.Header.Get("Authorization")
+	if v == "" {
+		return "", nil
+	}
+	scheme, rest, _ := strings.Cut(v, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", auth.ErrBadCredentials
+	}
+	return strings.TrimSpace(rest), nil
+}
+
+// Metrics are the gateway's metrics, for a front door's own counters.
+func (f *Front) Metrics() *metrics.Metrics { return f.d.opts.Metrics }
+
+// Logger is the dispatcher's logger.
+func (f *Front) Logger() *zerolog.Logger { return &f.d.opts.Logger }
 
 // Notifier delivers a notification to the caller of a call while the
 // call runs: the run_event notifications of a streamed run (params as in

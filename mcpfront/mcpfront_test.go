@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/httpfront"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skills"
@@ -64,7 +65,7 @@ func newRunnerFixture(tb testing.TB, dir string, opts Options, runner dispatch.R
 	opts.Front, opts.Skills, opts.Logger = d.Front(metrics.FrontMCP), reg, zerolog.Nop()
 	srv, err := New(opts)
 	require.NoError(tb, err)
-	front := d.HTTPHandler(dispatch.HTTPOptions{MaxBodyBytes: 1 << 20, MaxResponseBytes: 1 << 20})
+	front := httpfront.New(d.Front(metrics.FrontHTTP), httpfront.Options{MaxBodyBytes: 1 << 20, MaxResponseBytes: 1 << 20})
 	front.Handle("/mcp", srv.HTTPHandler(HTTPOptions{Authenticate: opts.Front.AuthenticateRequest, MaxBodyBytes: 1 << 20}))
 	hs := httptest.NewServer(front)
 	tb.Cleanup(hs.Close)

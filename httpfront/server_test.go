@@ -1,14 +1,19 @@
-package dispatch
+package httpfront
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
+	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -118,7 +123,7 @@ func TestHTTPStatuses(t *testing.T) {
 // counted, and the connection lives on.
 func TestPanicRecovered(t *testing.T) {
 	e := newEnv(t, "")
-	e.d.Register("boom", nil, func(context.Context, *Call) (any, error) { panic("kaboom") })
+	e.d.Register("boom", nil, func(context.Context, *dispatch.Call) (any, error) { panic("kaboom") })
 	for _, c := range e.fronts() {
 		_, err := c.call("boom", `{}`)
 		require.NotNil(t, err)
@@ -130,4 +135,45 @@ func TestPanicRecovered(t *testing.T) {
 	assert.Equal(t, 2.0, testutil.ToFloat64(e.metrics.Panics))
 	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "boom", "INTERNAL_ERROR")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("framed", "list_skills", "ok")))
+}
+
+// Refused credentials are protocol errors (200, AUTH_REQUIRED) with a
+// Bearer challenge; a good token, in any spelling of the scheme, passes.
+func TestAuthChallenge(t *testing.T) {
+	const token = "sgt_agent-token-for-tests"
+	path := filepath.Join(t.TempDir(), "auth.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("identities:\n  - name: agent\n    class: agent\n    tokens: ["+
+		auth.HashToken(token)+"]\n    methods: [\"*\"]\n    namespaces: [\"*\"]\n"), 0o600))
+	store, err := auth.Load(path, auth.Options{Logger: zerolog.Nop()})
+	require.NoError(t, err)
+	e := newEnvOpts(t, examplesDir(), func(o *dispatch.Options) { o.Authn = store })
+	for name, tc := range map[string]struct {
+		header, want string
+	}{
+		"no token":     {"", "AUTH_REQUIRED"},
+		"bad token":    {"Bearer sgt_nope", "AUTH_REQUIRED"},
+		"basic scheme": {"Basic dXNlcjpwdw==", "AUTH_REQUIRED"},
+		"good token":   {"Bearer " + token, "ok"},
+		"lowercase":    {"bearer " + token, "ok"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, e.http.URL+"/rpc", strings.NewReader(listCall))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var a rpcAnswer
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+			assert.Equal(t, http.StatusOK, resp.StatusCode, "auth failures are protocol errors")
+			assert.Equal(t, tc.want, a.code())
+			if tc.want != "ok" {
+				assert.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+			}
+		})
+	}
+	assert.Equal(t, 3.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "list_skills", "AUTH_REQUIRED")))
 }
