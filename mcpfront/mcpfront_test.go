@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -214,4 +215,48 @@ func BenchmarkToolsList1000(b *testing.B) {
 			b.Fatalf("%d tools", n)
 		}
 	}
+}
+
+// eventsRunner reports progress and writes a log line before it
+// completes, as a run that streams does.
+type eventsRunner struct{}
+
+func (eventsRunner) Run(_ context.Context, job sandbox.Job) (*sandbox.Result, error) {
+	total, msg := 2.0, "half"
+	if o := job.Observer; o != nil {
+		o.Started(0)
+		o.Log([]byte("working\n"))
+		o.Progress(sandbox.Progress{Done: 1, Total: &total, Message: &msg})
+		o.Progress(sandbox.Progress{Done: 2, Total: &total})
+	}
+	return &sandbox.Result{Status: sandbox.StatusCompleted, Output: json.RawMessage(`{"sum":3}`), Logs: "working\n"}, nil
+}
+
+// BenchmarkToolsCallStreamed is tools/call of a run that reports progress
+// and logs, with a progressToken and a log level set: the cost of turning
+// run events into MCP notifications, against BenchmarkToolsCallHTTP.
+func BenchmarkToolsCallStreamed(b *testing.B) {
+	f := newRunnerFixture(b, writeSkills(b, 1), Options{}, eventsRunner{})
+	var progress, logs atomic.Int64
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
+		LoggingMessageHandler:       func(context.Context, *mcp.LoggingMessageRequest) { logs.Add(1) },
+	})
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.http.URL + "/mcp", MaxRetries: -1}, nil)
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = cs.Close() })
+	require.NoError(b, cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
+	b.ResetTimer()
+	for b.Loop() {
+		p := &mcp.CallToolParams{Name: "acme.s0.run", Arguments: map[string]any{"a": 1, "b": 2}}
+		p.SetProgressToken("bench")
+		res, err := cs.CallTool(ctx, p)
+		if err != nil || res.IsError {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(progress.Load())/float64(b.N), "progress/op")
+	b.ReportMetric(float64(logs.Load())/float64(b.N), "logs/op")
 }
