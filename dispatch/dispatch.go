@@ -24,18 +24,19 @@ import (
 // JSON object, or an error that ToWire can map.
 type MethodFunc func(ctx context.Context, call *Call) (any, error)
 
-// Call is one method invocation, from either front door. A method must not
+// Call is one method invocation, from any front door. A method must not
 // keep its Call after it returns: Calls are recycled.
 type Call struct {
 	Method string          // canonical name
 	Params json.RawMessage // a JSON object
-	Front  string          // metrics.FrontFramed or metrics.FrontHTTP
-	Conn   *session.Conn   // the framed connection; nil over HTTP
-	Remote string          // the HTTP client's address; framed calls use Conn
+	Front  string          // the front door's metrics label (metrics.FrontFramed, FrontHTTP, FrontMCP)
+	Conn   *session.Conn   // the framed connection; nil at other front doors
+	Remote string          // the client's address at other front doors; framed calls use Conn
 	log    *zerolog.Logger
 	// Identity is who makes the call, once authorized.
 	Identity *auth.Identity
-	// authErr is why an HTTP request's credentials were refused.
+	// authErr is why the credentials of a call from another front door
+	// were refused.
 	authErr error
 	// req is the framed request; httpID the id of a call from another
 	// front door.

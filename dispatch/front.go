@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/rs/zerolog"
-
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
@@ -78,9 +76,6 @@ func bearerToken(r *http.Request) (string, error) {
 
 // Metrics are the gateway's metrics, for a front door's own counters.
 func (f *Front) Metrics() *metrics.Metrics { return f.d.opts.Metrics }
-
-// Logger is the dispatcher's logger.
-func (f *Front) Logger() *zerolog.Logger { return &f.d.opts.Logger }
 
 // Notifier delivers a notification to the caller of a call while the
 // call runs: the run_event notifications of a streamed run (params as in
