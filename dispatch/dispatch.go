@@ -44,8 +44,9 @@ type Call struct {
 	httpID string
 	// stream delivers the call's notifications at front doors other than
 	// the framed transport (server-sent events, MCP notifications); nil
-	// where the caller cannot receive them.
-	stream Notifier
+	// where the caller cannot receive them, which noStream explains.
+	stream   Notifier
+	noStream string
 }
 
 // ErrNoStream is Call.Notify's error where the call's front door cannot

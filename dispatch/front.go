@@ -95,8 +95,10 @@ type Request struct {
 	// run's events; "" when the caller has none.
 	ID string
 	// Notify receives the call's notifications; nil where the caller
-	// cannot receive any (a streamed run is then refused).
-	Notify Notifier
+	// cannot receive any: a streamed run is then refused, with NoStream
+	// (what the caller would have to do instead) as the reason.
+	Notify   Notifier
+	NoStream string
 }
 
 // Invoke runs method with params (a JSON object) as id, from remote (a
@@ -132,5 +134,5 @@ func (f *Front) call(ctx context.Context, r *Request) (any, error) {
 		authErr = auth.ErrNoCredentials
 	}
 	return f.d.invoke(ctx, &Call{Method: r.Method, Params: params, Front: f.name, Remote: r.Remote,
-		log: &f.d.opts.Logger, Identity: r.Identity, authErr: authErr, httpID: r.ID, stream: r.Notify})
+		log: &f.d.opts.Logger, Identity: r.Identity, authErr: authErr, httpID: r.ID, stream: r.Notify, noStream: r.NoStream})
 }

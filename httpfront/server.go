@@ -233,9 +233,13 @@ func (h *Server) authenticate(r *http.Request, w http.ResponseWriter) credential
 	return credentials{id: id}
 }
 
+// noStream is why a call answered as plain JSON cannot receive run_event.
+const noStream = "needs a response streamed as server-sent events: send the request alone (not in a batch, " +
+	"with an id) and with the header Accept: text/event-stream"
+
 // request is the call of member m made with these credentials.
 func (c credentials) request(m *httpMember) *dispatch.Request {
-	return &dispatch.Request{Method: m.method, Params: m.params, Identity: c.id, AuthErr: c.err, Remote: c.remote}
+	return &dispatch.Request{Method: m.method, Params: m.params, Identity: c.id, AuthErr: c.err, Remote: c.remote, NoStream: noStream}
 }
 
 func challenge(w http.ResponseWriter, err error) credentials {

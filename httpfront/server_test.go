@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/sandbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -176,4 +177,31 @@ func TestAuthChallenge(t *testing.T) {
 		})
 	}
 	assert.Equal(t, 3.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "list_skills", "AUTH_REQUIRED")))
+}
+
+// cannedRunner completes every run at once.
+type cannedRunner struct{}
+
+func (cannedRunner) Run(context.Context, sandbox.Job) (*sandbox.Result, error) {
+	return &sandbox.Result{Status: sandbox.StatusCompleted, Output: json.RawMessage(`{}`)}, nil
+}
+
+// A streamed run needs server-sent events: a call that cannot have them
+// is told how to ask; one with Accept: text/event-stream gets its events,
+// then the response.
+func TestStreamNeedsEventStream(t *testing.T) {
+	e := newEnvOpts(t, examplesDir(), func(o *dispatch.Options) { o.Runner = cannedRunner{} })
+	const call = `{"jsonrpc":"2.0","id":"s1","method":"run_code","params":{"language":"python","code":"x","stream":true}}`
+	status, a, out := post(t, e.http.URL, call, nil)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "JSONRPC_INVALID_PARAMS", a.code(), "%s", out)
+	assert.Contains(t, a.Error.Data.Details, "Accept: text/event-stream")
+
+	status, _, out = post(t, e.http.URL, call, map[string][]string{"Accept": {"text/event-stream"}})
+	assert.Equal(t, http.StatusOK, status)
+	body := string(out)
+	assert.Contains(t, body, "event: run_event\ndata: ")
+	assert.Contains(t, body, `"request_id":"s1"`)
+	assert.Contains(t, body, `"type":"finished"`)
+	assert.Less(t, strings.Index(body, "event: run_event"), strings.Index(body, "event: response"), "the events come first")
 }
