@@ -23,9 +23,10 @@ const (
 // as notifications/message, which the SDK sends only at or above the
 // level the client set with logging/setLevel (none before it sets one).
 type runEvents struct {
-	ss    *mcp.ServerSession
-	token any // the call's progressToken; nil: no progress wanted
-	log   zerolog.Logger
+	token    any // the call's progressToken; nil: no progress wanted
+	progress func(context.Context, *mcp.ProgressNotificationParams) error
+	message  func(context.Context, *mcp.LoggingMessageParams) error
+	log      zerolog.Logger
 
 	what string  // the run's skill@version or run_code, as the logger name
 	last float64 // the latest progress sent
@@ -47,7 +48,7 @@ type runEvent struct {
 // cannot take is dropped rather than failing the run: only the end of the
 // call's context ends the stream.
 func (n *runEvents) notify(ctx context.Context, method string, params json.RawMessage) error {
-	if method != dispatch.MethodRunEvent || n.ss == nil {
+	if method != dispatch.MethodRunEvent {
 		return ctx.Err()
 	}
 	var ev runEvent
@@ -59,9 +60,9 @@ func (n *runEvents) notify(ctx context.Context, method string, params json.RawMe
 	case "started":
 		n.what = ev.What
 	case "progress":
-		err = n.progress(ctx, &ev)
+		err = n.sendProgress(ctx, &ev)
 	case "log":
-		err = n.ss.Log(ctx, &mcp.LoggingMessageParams{Level: logLevel(ev.Stream), Logger: n.what, Data: ev.Text})
+		err = n.message(ctx, &mcp.LoggingMessageParams{Level: logLevel(ev.Stream), Logger: n.what, Data: ev.Text})
 	}
 	if err != nil && ctx.Err() == nil {
 		n.log.Debug().Err(err).Str("event", ev.Type).Msg("cannot notify the client of a run event")
@@ -69,9 +70,9 @@ func (n *runEvents) notify(ctx context.Context, method string, params json.RawMe
 	return ctx.Err()
 }
 
-// progress sends a progress report. The protocol wants the value to grow
-// with every notification: a report that does not is skipped.
-func (n *runEvents) progress(ctx context.Context, ev *runEvent) error {
+// sendProgress sends a progress report. The protocol wants the value to
+// grow with every notification: a report that does not is skipped.
+func (n *runEvents) sendProgress(ctx context.Context, ev *runEvent) error {
 	if n.token == nil || ev.Progress == nil || (n.sent && *ev.Progress <= n.last) {
 		return nil
 	}
@@ -83,7 +84,7 @@ func (n *runEvents) progress(ctx context.Context, ev *runEvent) error {
 	if ev.Message != nil {
 		p.Message = *ev.Message
 	}
-	return n.ss.NotifyProgress(ctx, p)
+	return n.progress(ctx, p)
 }
 
 func logLevel(stream string) mcp.LoggingLevel {
@@ -93,18 +94,29 @@ func logLevel(stream string) mcp.LoggingLevel {
 	return levelStdout
 }
 
-// streamed returns params (a JSON object) asking for a streamed run, and
-// the Notifier that receives its events.
-func (s *Server) streamed(req *mcp.CallToolRequest, params json.RawMessage) (json.RawMessage, dispatch.Notifier) {
+// runNotifier is the Notifier of a run tool's call: it turns the run's
+// events into the call's notifications.
+// The SDK's session sends them: Log only at or above the client's level.
+func (s *Server) runNotifier(req *mcp.CallToolRequest) dispatch.Notifier {
+	ss := req.Session
+	if ss == nil {
+		return nil
+	}
+	n := &runEvents{token: req.Params.GetProgressToken(), progress: ss.NotifyProgress, message: ss.Log, log: s.opts.Logger}
+	return n.notify
+}
+
+// withStream returns params (a JSON object) asking for a streamed run;
+// anything else comes back as it is, for the method to refuse.
+func withStream(params json.RawMessage) json.RawMessage {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(params, &obj) != nil || obj == nil {
-		return params, nil // not an object: the method answers -32602
+		return params
 	}
 	obj["stream"] = json.RawMessage("true")
 	out, err := json.Marshal(obj)
 	if err != nil {
-		return params, nil
+		return params
 	}
-	n := &runEvents{ss: req.Session, token: req.Params.GetProgressToken(), log: s.opts.Logger}
-	return out, n.notify
+	return out
 }

@@ -2,6 +2,7 @@ package mcpfront
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -272,4 +273,64 @@ func sandboxProcesses(base uint32) []string {
 		}
 	}
 	return left
+}
+
+// Run events become notifications: progress only with a token and only
+// when it grows (the protocol wants it to increase with every
+// notification), log lines at their stream's level, named by the run.
+func TestRunEventsToNotifications(t *testing.T) {
+	var progress []*mcp.ProgressNotificationParams
+	var logs []*mcp.LoggingMessageParams
+	n := &runEvents{token: "t",
+		progress: func(_ context.Context, p *mcp.ProgressNotificationParams) error {
+			progress = append(progress, p)
+			return nil
+		},
+		message: func(_ context.Context, m *mcp.LoggingMessageParams) error { logs = append(logs, m); return nil },
+	}
+	ctx := t.Context()
+	for _, ev := range []string{
+		`{"run_id":"r","seq":1,"type":"started","what":"acme.a.b@1.0.0","queued_ms":0}`,
+		`{"run_id":"r","seq":2,"type":"progress","progress":1,"total":4,"message":"one"}`,
+		`{"run_id":"r","seq":3,"type":"log","stream":"stdout","text":"out\n"}`,
+		`{"run_id":"r","seq":4,"type":"progress","progress":3,"total":4,"message":null}`,
+		`{"run_id":"r","seq":5,"type":"progress","progress":2,"total":4}`,
+		`{"run_id":"r","seq":6,"type":"progress","progress":3,"total":null}`,
+		`{"run_id":"r","seq":7,"type":"log","stream":"stderr","text":"err\n"}`,
+		`{"run_id":"r","seq":8,"type":"log","stream":"log","text":"both\n"}`,
+		`{"run_id":"r","seq":9,"type":"gap","from_seq":9,"to_seq":9}`,
+		`{"run_id":"r","seq":10,"type":"progress","progress":4,"total":null}`,
+		`{"run_id":"r","seq":11,"type":"finished","status":"completed"}`,
+		`not json`,
+	} {
+		require.NoError(t, n.notify(ctx, "run_event", json.RawMessage(ev)))
+	}
+	require.NoError(t, n.notify(ctx, "other", json.RawMessage(`{"type":"progress","progress":9}`)))
+	assert.Equal(t, []*mcp.ProgressNotificationParams{
+		{ProgressToken: "t", Progress: 1, Total: 4, Message: "one"},
+		{ProgressToken: "t", Progress: 3, Total: 4},
+		{ProgressToken: "t", Progress: 4},
+	}, progress)
+	assert.Equal(t, []*mcp.LoggingMessageParams{
+		{Level: "info", Logger: "acme.a.b@1.0.0", Data: "out\n"},
+		{Level: "warning", Logger: "acme.a.b@1.0.0", Data: "err\n"},
+		{Level: "info", Logger: "acme.a.b@1.0.0", Data: "both\n"},
+	}, logs)
+
+	progress = nil
+	n = &runEvents{progress: n.progress, message: n.message}
+	require.NoError(t, n.notify(ctx, "run_event", json.RawMessage(`{"type":"progress","progress":1}`)))
+	assert.Empty(t, progress, "no token, no progress")
+
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.ErrorIs(t, n.notify(canceled, "run_event", json.RawMessage(`{"type":"log","text":"x"}`)), context.Canceled,
+		"only the end of the call ends the stream")
+}
+
+func TestWithStream(t *testing.T) {
+	assert.JSONEq(t, `{"code":"x","stream":true}`, string(withStream(json.RawMessage(`{"code":"x","stream":false}`))))
+	for _, raw := range []string{`[1]`, `null`, `"s"`, ``} {
+		assert.Equal(t, raw, string(withStream(json.RawMessage(raw))), "not an object: left for the method to refuse")
+	}
 }

@@ -54,7 +54,9 @@ func (s *Server) runSkill(name string) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage(`{}`)
 		}
-		call := map[string]any{"name": name, "args": args}
+		// The run streams its events, which become the call's
+		// notifications.
+		call := map[string]any{"name": name, "args": args, "stream": true}
 		if ids := blobArgs(args); len(ids) > 0 {
 			call["input_blobs"] = ids
 		}
@@ -62,8 +64,7 @@ func (s *Server) runSkill(name string) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
-		params, notify := s.streamed(req, params)
-		res, err := s.invoke(ctx, req, dispatch.MethodExecuteSkill, params, notify)
+		res, err := s.invoke(ctx, req, dispatch.MethodExecuteSkill, params, s.runNotifier(req))
 		if err != nil {
 			return nil, err
 		}
@@ -178,9 +179,7 @@ func (s *Server) protocolHandler(pt protocolTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		params, notify := json.RawMessage(req.Params.Arguments), dispatch.Notifier(nil)
 		if pt.run {
-			// A run streams its events, which become progress and log
-			// notifications.
-			params, notify = s.streamed(req, params)
+			params, notify = withStream(params), s.runNotifier(req)
 		}
 		res, err := s.invoke(ctx, req, pt.method, params, notify)
 		if err != nil {
