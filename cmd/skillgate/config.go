@@ -137,7 +137,7 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", blob.DefaultMaxSize, "largest blob accepted, in bytes")
 	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
 	fs.DurationVar(&c.BlobTTL, "blob-ttl", blob.DefaultTTL, "blobs older than this are removed (0: keep forever)")
-	fs.DurationVar(&c.RunRetention, "run-retention", runs.DefaultRetention, "how long a finished run stays readable with get_run, watch_run and list_runs (kept under --data-dir/runs when set)")
+	fs.DurationVar(&c.RunRetention, "run-retention", runs.DefaultRetention, "how long a finished run stays readable with get_run, watch_run and list_runs (kept in the bucket of an s3:// --blob-store, else under --data-dir/runs when set)")
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
