@@ -115,6 +115,27 @@ func checkOwnWorkDir(dir string) error {
 	return nil
 }
 
+// checkWithFallbacks runs the self-check and, in rootless mode, retries
+// it without what this mode can do without: the subordinate id range
+// (unless required) and the delegated cgroup.
+func (r *Runner) checkWithFallbacks() error {
+	err := r.selfCheck()
+	if err != nil && r.ids.kind == idMapSub && r.cfg.IDMap != IDMapSubordinate {
+		r.log.Warn().Err(err).Msg("sandbox: runs cannot use the subordinate id range; mapping the gateway's own uid")
+		r.ids = ownIDMapper("the subordinate range failed the self-check: " + firstLine(err.Error()))
+		err = r.selfCheck()
+	}
+	if err != nil && r.mode == ModeRootless && r.cgroups != nil {
+		// A delegated cgroup can be writable and still refuse to take
+		// the sandbox (delegation rules on moving processes): rlimits
+		// are what this mode falls back to anyway.
+		r.log.Warn().Err(err).Msg("sandbox: runs cannot use the delegated cgroup; limiting them with rlimits")
+		r.dropCgroups(fmt.Errorf("the cgroup failed the self-check: %w", err))
+		err = r.selfCheck()
+	}
+	return err
+}
+
 // describe fills the enforcement report from what the Runner set up.
 func (r *Runner) describe() Enforcement {
 	e := Enforcement{
@@ -130,12 +151,9 @@ func (r *Runner) describe() Enforcement {
 	} else {
 		e.Gaps = append(e.Gaps, "no Landlock on this kernel: the filesystem relies on the mount namespace alone")
 	}
-	if r.mode == ModeRoot {
-		e.UIDs = fmt.Sprintf("sandbox uid %d = host uid %d (range %d-%d)", sandboxUID,
-			r.cfg.UIDBase+sandboxUID, r.cfg.UIDBase, uint64(r.cfg.UIDBase)+uidMapSize-1)
-	} else {
-		e.UIDs = fmt.Sprintf("sandbox uid %d = host uid %d (the gateway's own; the mount namespace and Landlock keep runs out of its files)",
-			sandboxUID, os.Getuid())
+	e.UIDs = r.ids.describeUIDs()
+	if r.ids.kind == idMapOwnID {
+		e.Gaps = append(e.Gaps, "runs share the gateway's uid: no subordinate id range ("+r.ids.why+")")
 		if groups, _ := os.Getgroups(); len(groups) > 0 && !(len(groups) == 1 && groups[0] == os.Getgid()) {
 			e.Gaps = append(e.Gaps, "runs keep the gateway's supplementary groups (a user namespace cannot drop them); run it as a user without extra groups")
 		}

@@ -91,7 +91,7 @@ func TestExplainSpawn(t *testing.T) {
 }
 
 func TestEnforcementReport(t *testing.T) {
-	r := &Runner{mode: ModeRootless, cfg: testConfig(), landlockABI: 0, cgroupErr: errors.New("mkdir /sys/fs/cgroup/x: permission denied\nmore")}
+	r := &Runner{mode: ModeRootless, ids: ownIDMapper("no range"), cfg: testConfig(), landlockABI: 0, cgroupErr: errors.New("mkdir /sys/fs/cgroup/x: permission denied\nmore")}
 	r.cfg.CPUTime = 2 * time.Second
 	e := r.describe()
 	assert.Equal(t, ModeRootless, e.Mode)
@@ -101,13 +101,15 @@ func TestEnforcementReport(t *testing.T) {
 	assert.Contains(t, e.UIDs, "the gateway's own")
 	text := e.String()
 	assert.Contains(t, text, "gap: no Landlock")
+	assert.Contains(t, text, "gap: runs share the gateway's uid: no subordinate id range (no range)")
 	assert.Contains(t, text, "no writable cgroup (mkdir /sys/fs/cgroup/x: permission denied)")
 	assert.NotContains(t, text, "more")
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		assert.Regexp(t, `^[a-z]+: \S`, line)
 	}
 
-	r = &Runner{mode: ModeRoot, cfg: testConfig(), landlockABI: 6, cgroups: &cgroupTree{layout: &cgroupLayout{v2: true}}}
+	r = &Runner{mode: ModeRoot, ids: &idMapper{kind: idMapRange, uid: subRange{defaultUIDBase, uidMapSize}},
+		cfg: testConfig(), landlockABI: 6, cgroups: &cgroupTree{layout: &cgroupLayout{v2: true}}}
 	e = r.describe()
 	assert.Contains(t, e.Memory, "cgroup v2 memory limit per run (128 MiB")
 	assert.Contains(t, e.Processes, "cgroup v2 pids limit per run (64")

@@ -26,6 +26,7 @@ const refillDelay = 25 * time.Millisecond
 type Runner struct {
 	cfg     Config
 	mode    Mode // root or rootless
+	ids     *idMapper
 	log     zerolog.Logger
 	name    string      // skillgate-<pid>-<random>: work dir and parent cgroup
 	dir     string      // WorkDir/name
@@ -72,20 +73,16 @@ func New(cfg Config) (*Runner, error) {
 	if err := check(&cfg); err != nil {
 		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
 	}
+	ids, err := newIDMapper(&cfg, mode)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
+	}
 	r, err := newRunner(cfg, mode)
 	if err != nil {
 		return nil, err
 	}
-	err = r.selfCheck()
-	if err != nil && r.mode == ModeRootless && r.cgroups != nil {
-		// A delegated cgroup can be writable and still refuse to take
-		// the sandbox (delegation rules on moving processes): rlimits
-		// are what this mode falls back to anyway.
-		r.log.Warn().Err(err).Msg("sandbox: runs cannot use the delegated cgroup; limiting them with rlimits")
-		r.dropCgroups(fmt.Errorf("the cgroup failed the self-check: %w", err))
-		err = r.selfCheck()
-	}
-	if err != nil {
+	r.ids = ids
+	if err := r.checkWithFallbacks(); err != nil {
 		close(r.refillDone) // the refiller never started
 		_ = r.Close()
 		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
