@@ -50,6 +50,8 @@ type Enforcement struct {
 	Mode Mode
 	// UIDs says which host uid the sandboxed code runs as.
 	UIDs string
+	// Cgroup says where runs' cgroups are, if anywhere.
+	Cgroup string
 	// Memory, Processes and CPU name the mechanism bounding each.
 	Memory    string
 	Processes string
@@ -66,7 +68,7 @@ type Enforcement struct {
 // Pairs returns the report as ordered key/value pairs.
 func (e Enforcement) Pairs() [][2]string {
 	out := [][2]string{
-		{"mode", string(e.Mode)}, {"uids", e.UIDs}, {"memory", e.Memory},
+		{"mode", string(e.Mode)}, {"uids", e.UIDs}, {"cgroup", e.Cgroup}, {"memory", e.Memory},
 		{"processes", e.Processes}, {"cpu", e.CPU}, {"filesystem", e.Filesystem},
 		{"network", e.Network}, {"syscalls", e.Syscalls},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -125,7 +126,7 @@ func (r *Runner) checkWithFallbacks() error {
 		r.ids = ownIDMapper("the subordinate range failed the self-check: " + firstLine(err.Error()))
 		err = r.selfCheck()
 	}
-	if err != nil && r.mode == ModeRootless && r.cgroups != nil {
+	if err != nil && r.mode == ModeRootless && r.cgroups != nil && r.cfg.CgroupDir == "" {
 		// A delegated cgroup can be writable and still refuse to take
 		// the sandbox (delegation rules on moving processes): rlimits
 		// are what this mode falls back to anyway.
@@ -164,24 +165,34 @@ func (r *Runner) describe() Enforcement {
 
 func (r *Runner) describeLimits(e *Enforcement) {
 	mem, pids := r.cfg.MemoryBytes>>20, r.cfg.Pids
-	if r.cgroups != nil {
-		kind := enforcedCgroupV1
-		if r.cgroups.layout.v2 {
-			kind = enforcedCgroupV2
-		}
-		e.Memory = fmt.Sprintf("%s memory limit per run (%d MiB, tmpfs included)", kind, mem)
-		e.Processes = fmt.Sprintf("%s pids limit per run (%d processes and threads)", kind, pids)
-		return
-	}
-	e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, addressSpaceFactor)
-	e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
-	why := "no writable cgroup"
+	kind, why := enforcedCgroupV1, "no writable cgroup"
 	if r.cgroupErr != nil {
 		why += " (" + firstLine(r.cgroupErr.Error()) + ")"
 	}
-	e.Gaps = append(e.Gaps,
-		why+": memory is bounded per process (a failed allocation), not per run: at most processes × memory, "+
-			"and tmpfs is bounded by its sizes only")
+	e.Cgroup = "none: " + why
+	if r.cgroups != nil {
+		if r.cgroups.layout.v2 {
+			kind = enforcedCgroupV2
+		}
+		e.Cgroup = fmt.Sprintf("%s: a cgroup per run under %s, killed as a whole", kind, filepath.Dir(r.cgroups.roots[0]))
+		why = fmt.Sprintf("no %s controller in %s", strings.Join(r.cgroups.missing(), " or "), kind)
+	}
+	if r.cgroups.has("memory") {
+		e.Memory = fmt.Sprintf("%s memory limit per run (%d MiB, tmpfs included)", kind, mem)
+	} else {
+		e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, addressSpaceFactor)
+		e.Gaps = append(e.Gaps,
+			why+": memory is bounded per process (a failed allocation), not per run: at most processes × memory, "+
+				"and tmpfs is bounded by its sizes only")
+	}
+	if r.cgroups.has("pids") {
+		e.Processes = fmt.Sprintf("%s pids limit per run (%d processes and threads)", kind, pids)
+	} else {
+		e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
+		if r.cgroups != nil {
+			e.Gaps = append(e.Gaps, why+": processes are bounded by RLIMIT_NPROC")
+		}
+	}
 }
 
 func cpuLimitText(cfg Config) string {
@@ -196,14 +207,17 @@ func firstLine(s string) string {
 	return s
 }
 
-// usesRlimits reports whether memory and processes are limited by rlimits.
-func (r *Runner) usesRlimits() bool { return r.cgroups == nil }
+// usesRlimits reports whether memory or processes are limited by rlimits.
+func (r *Runner) usesRlimits() bool { return !r.cgroups.has("memory") || !r.cgroups.has("pids") }
 
-// rlimitsFor returns the per-process limits pid 1 applies to Python when
-// no cgroup bounds the run.
+// rlimitsFor returns the per-process limits pid 1 applies to Python for
+// what no cgroup bounds.
 func (r *Runner) rlimitsFor() (memory int64, procs int) {
-	if !r.usesRlimits() {
-		return 0, 0
+	if !r.cgroups.has("memory") {
+		memory = r.cfg.MemoryBytes
 	}
-	return r.cfg.MemoryBytes, r.cfg.Pids
+	if !r.cgroups.has("pids") {
+		procs = r.cfg.Pids
+	}
+	return memory, procs
 }

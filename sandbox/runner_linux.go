@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,27 +152,37 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 	return r, nil
 }
 
-// openCgroups creates the Runner's parent cgroup. Root mode requires one;
-// rootless mode uses one when the gateway's cgroup is delegated to its
-// user, and falls back to rlimits otherwise.
+// openCgroups creates the Runner's parent cgroup. Root mode requires one
+// with the memory and pids controllers; rootless mode uses one when a
+// cgroup is delegated to its user (given, or its own) and falls back to
+// rlimits otherwise, and for each controller the cgroup lacks.
 func (r *Runner) openCgroups() error {
 	if r.cfg.forceRlimits {
 		r.cgroupErr = errors.New("rlimits forced")
 		return nil
 	}
-	layout, err := loadCgroupLayout()
-	if err == nil {
-		limits := cgroupLimits{memory: r.cfg.MemoryBytes, pids: r.cfg.Pids}
-		r.cgroups, err = newCgroupTree(layout, r.name, limits)
+	layouts, err := cgroupLayouts(&r.cfg, r.mode)
+	limits := cgroupLimits{memory: r.cfg.MemoryBytes, pids: r.cfg.Pids}
+	for _, layout := range layouts {
+		tree, terr := newCgroupTree(layout, r.name, limits)
+		if terr == nil && r.mode == ModeRoot && len(tree.missing()) > 0 {
+			terr = fmt.Errorf("no %s cgroup controller in cgroup v2 %s (delegate it, e.g. systemd Delegate=yes)",
+				strings.Join(tree.missing(), " and "), layout.dir)
+		}
+		if terr == nil {
+			r.cgroups = tree
+			tree.sweepStale()
+			return nil
+		}
+		_ = tree.close()
+		err = errors.Join(err, terr)
 	}
-	switch {
-	case err == nil:
-		r.cgroups.sweepStale()
-		return nil
-	case r.mode == ModeRoot:
+	if r.mode == ModeRoot || r.cfg.CgroupDir != "" {
+		// Asked for by name: a cgroup the gateway cannot use is an
+		// error, not a reason to fall back.
 		return err
 	}
-	r.dropCgroups(err) // a tree may have been created, then refused its controllers
+	r.dropCgroups(err)
 	return nil
 }
 
