@@ -86,7 +86,8 @@ type Config struct {
 	// UIDBase is the host uid (and gid) that root inside the sandbox maps
 	// to in root mode; the sandboxed code runs as UIDBase+1000. Pick a
 	// range no host user or subordinate-id range owns. Default
-	// 1_000_000_000. Rootless mode maps the gateway's own uid instead.
+	// 1_000_000_000. Rootless mode maps a subordinate range of the
+	// gateway's user or its own uid instead (IDMap).
 	UIDBase uint32
 	// forceRlimits makes a Runner limit memory and processes with rlimits
 	// even where it could use cgroups: tests cover that path as root too.

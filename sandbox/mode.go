@@ -19,8 +19,9 @@ const (
 	// every run with a cgroup of its own.
 	ModeRoot Mode = "root"
 	// ModeRootless builds the sandbox from an unprivileged user namespace:
-	// the run's uid maps to the gateway's own, and limits come from a
-	// delegated cgroup when one is writable, else from rlimits.
+	// the run's uid maps to a subordinate uid of the gateway's user or to
+	// its own (IDMap), and limits come from a delegated cgroup when one is
+	// writable, else (and for a controller it lacks) from rlimits.
 	ModeRootless Mode = "rootless"
 )
 
