@@ -112,7 +112,8 @@ func (r *Run) Finish(status string, result json.RawMessage) {
 	r.reg.finished(r, rec)
 }
 
-// FullLogs returns everything the run wrote to stdout and stderr, up to
+// FullLogs returns everything the run wrote to its streams, as one text
+// in the order it came, up to
 // the registry's log cap, until the run finishes (then nil).
 func (r *Run) FullLogs() []byte {
 	r.mu.Lock()

@@ -51,7 +51,7 @@ func TestFollowOrderAndSeq(t *testing.T) {
 	go func() { got <- collect(t, r, 0) }()
 	r.Started(0)
 	for i := range 100 {
-		r.Log(fmt.Appendf(nil, "line %d\n", i))
+		r.Log(StreamStdout, fmt.Appendf(nil, "line %d\n", i))
 		r.Progress(json.RawMessage(fmt.Sprintf(`{"progress":%d,"total":100,"message":null}`, i)))
 	}
 	r.Blob("blob:00", "text/plain", 3)
@@ -100,11 +100,53 @@ func TestLogKeepsUTF8Whole(t *testing.T) {
 	text := []byte(strings.Repeat("é€", 10_000))
 	for len(text) > 0 {
 		n := min(7, len(text))
-		r.Log(text[:n])
+		r.Log(StreamStdout, text[:n])
 		text = text[n:]
 	}
 	r.Finish(StatusCompleted, json.RawMessage(`{}`))
 	require.Equal(t, strings.Repeat("é€", 10_000), logText(collect(t, r, 0)))
+}
+
+// Each stream coalesces on its own: writes that alternate between the
+// streams within one flush interval give one event per stream, in the
+// order the streams first wrote, with every stream's text whole; the full
+// logs interleave the streams in the order written.
+func TestLogCoalescesPerStream(t *testing.T) {
+	g := open(t, Config{})
+	r := g.Start(NewID(), "alice", "run_code", "", nil)
+	var want strings.Builder
+	texts := map[string]*strings.Builder{}
+	for i := range 30 {
+		for _, s := range []string{StreamStderr, StreamStdout, StreamLog} {
+			line := fmt.Sprintf("%s %d\n", s, i)
+			r.Log(s, []byte(line))
+			want.WriteString(line)
+			if texts[s] == nil {
+				texts[s] = &strings.Builder{}
+			}
+			texts[s].WriteString(line)
+		}
+	}
+	require.Equal(t, want.String(), string(r.FullLogs()))
+	r.Finish(StatusCompleted, json.RawMessage(`{}`))
+	var order []string
+	got := map[string]string{}
+	for _, e := range collect(t, r, 0) {
+		if e.Type != EventLog {
+			continue
+		}
+		var d struct{ Stream, Text string }
+		require.NoError(t, json.Unmarshal(e.Data, &d))
+		order = append(order, d.Stream)
+		got[d.Stream] += d.Text
+	}
+	// The loop takes far less than the flush interval on any machine
+	// that gets through it at all; a slower one may flush in between,
+	// which still gives the streams whole and in their first order.
+	require.Equal(t, []string{StreamStderr, StreamStdout, StreamLog}, order[:3])
+	for s, b := range texts {
+		require.Equal(t, b.String(), got[s], s)
+	}
 }
 
 // Runs are visible to their owner only; Cancel reaches the run's context
@@ -180,7 +222,7 @@ func TestFileStoreRestart(t *testing.T) {
 	g := open(t, Config{Store: st, Now: clock, Retention: time.Hour})
 	done := g.Start(NewID(), "alice", "run_code", "", nil)
 	done.Started(0)
-	done.Log([]byte("hello\n"))
+	done.Log(StreamStdout, []byte("hello\n"))
 	done.Finish(StatusCompleted, json.RawMessage(`{"status":"completed","run_id":"x"}`))
 	lost := g.Start(NewID(), "alice", "acme.x@1.0.0", "", nil)
 	old := g.Start(NewID(), "alice", "run_code", "", nil)

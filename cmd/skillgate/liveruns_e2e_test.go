@@ -129,7 +129,7 @@ type liveRunObject struct {
 
 // requireWellFormed checks a run's complete event stream: started first,
 // finished last, seq 1, 2, 3… without holes (a gap event stands for the
-// seqs it names), and returns its log text.
+// seqs it names), and returns the text of its stdout log events.
 func requireWellFormed(t *testing.T, evs []runEvent, requestID string) string {
 	t.Helper()
 	require.NotEmpty(t, evs)
@@ -147,8 +147,10 @@ func requireWellFormed(t *testing.T, evs []runEvent, requestID string) string {
 		prev = ev.Seq
 		require.Equal(t, requestID, ev.RequestID)
 		if ev.Type == "log" {
-			require.Equal(t, "log", ev.Stream)
-			logs.WriteString(ev.Text)
+			require.Contains(t, []string{"stdout", "stderr", "log"}, ev.Stream)
+			if ev.Stream == "stdout" {
+				logs.WriteString(ev.Text)
+			}
 		}
 	}
 	return logs.String()
@@ -221,6 +223,38 @@ func TestStreamedRunEvents(t *testing.T) {
 			require.NoError(t, lc.call("list_runs", `{}`, nil))
 			assert.Len(t, lc.eventsOf(run.RunID), len(evs))
 		})
+	}
+}
+
+// What a streamed run writes to stdout, to stderr and with runtime.log
+// arrives as log events of three streams, each stream whole and in order;
+// logs_preview holds all three.
+func TestStreamedRunStreams(t *testing.T) {
+	requireSandbox(t)
+	g := startGateway(t, "--sandbox-workers", "1")
+	lc := dialLive(t, g.addrs["tcp"], nil, "")
+	code, _ := json.Marshal("import sys, runtime\ndef main(args):\n    for i in range(50):\n" +
+		"        print('out', i)\n        print('err', i, file=sys.stderr)\n        runtime.log.info('log %d' % i)\n    return {}\n")
+	var run liveRunObject
+	require.NoError(t, lc.call("run_code", `{"language":"python","code":`+string(code)+`,"stream":true}`, &run))
+	require.Equal(t, "completed", run.Status, "%+v", run)
+	evs := lc.eventsOf(run.RunID)
+	requireWellFormed(t, evs, "cl-2")
+	got := map[string]string{}
+	for _, ev := range evs {
+		if ev.Type == "log" {
+			got[ev.Stream] += ev.Text
+		}
+	}
+	want := map[string]*strings.Builder{"stdout": {}, "stderr": {}, "log": {}}
+	for i := range 50 {
+		fmt.Fprintf(want["stdout"], "out %d\n", i)
+		fmt.Fprintf(want["stderr"], "err %d\n", i)
+		fmt.Fprintf(want["log"], "[info] log %d\n", i)
+	}
+	for stream, text := range want {
+		assert.Equal(t, text.String(), got[stream], stream)
+		assert.Contains(t, run.LogsPreview, strings.SplitAfter(text.String(), "\n")[49], stream)
 	}
 }
 
