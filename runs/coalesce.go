@@ -142,7 +142,7 @@ func (r *Run) flushStreamLocked(stream string, pending []byte) []byte {
 			}
 		}
 		raw, _ := json.Marshal(map[string]string{"stream": stream, "text": strings.ToValidUTF8(string(text[:n]), "\uFFFD")})
-		r.appendLocked(EventLog, raw)
+		r.appendWeighedLocked(EventLog, raw, n)
 		text = text[n:]
 	}
 	return append([]byte(nil), pending[cut:]...)
