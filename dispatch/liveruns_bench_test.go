@@ -85,7 +85,6 @@ func newDeliveryBench(b *testing.B) *deliveryBench {
 	})
 	// newEnvOpts registers its cleanups on a T that never ends: close here.
 	b.Cleanup(func() {
-		e.http.Close()
 		_ = e.reg.Close()
 		_ = e.blobs.Close()
 	})
