@@ -88,6 +88,17 @@ func (c *Call) Notify(ctx context.Context, method string, params any) error {
 	return ErrNoStream
 }
 
+// TryNotify is Notify for a sender that would rather compact what it
+// sends than wait: on the framed transport it sends nothing and returns an
+// error matching session.ErrBackpressure while the connection's queue is
+// past the notifications' share; elsewhere it is Notify.
+func (c *Call) TryNotify(ctx context.Context, method string, params any) error {
+	if c.Conn != nil {
+		return c.Conn.TryNotify(method, params)
+	}
+	return c.Notify(ctx, method, params)
+}
+
 // Log starts a log event at level, tagged with who made the call.
 func (c *Call) Log(level zerolog.Level) *zerolog.Event {
 	e := c.log.WithLevel(level)
