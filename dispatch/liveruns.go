@@ -110,27 +110,23 @@ func (d *Dispatcher) streamRun(ctx, runCtx context.Context, call *Call, run *run
 }
 
 // eventSender sends a streamed run's events to its caller and tells the
-// follower when the caller is behind: a notification found the
+// follower when the caller is behind: the last notification found the
 // connection's queue past its share and had to wait, or the queue is past
 // it now. The follower then compacts what it has still to send. Used by
 // the follower's goroutine only.
 type eventSender struct {
 	call             *Call
 	runID, requestID string
-	behind           bool // a send had to wait since pressed last asked
+	behind           bool // the last send had to wait for room
 }
 
-func (s *eventSender) pressed() bool {
-	behind := s.behind || s.call.Backlogged()
-	s.behind = false
-	return behind
-}
+func (s *eventSender) pressed() bool { return s.behind || s.call.Backlogged() }
 
 func (s *eventSender) send(ctx context.Context, ev runs.Event) error {
 	params := eventParams(s.runID, s.requestID, ev)
 	err := s.call.TryNotify(ctx, MethodRunEvent, params)
-	if errors.Is(err, session.ErrBackpressure) {
-		s.behind = true
+	s.behind = errors.Is(err, session.ErrBackpressure)
+	if s.behind {
 		err = s.call.Notify(ctx, MethodRunEvent, params)
 	}
 	return err
