@@ -205,16 +205,49 @@ func (sb *sandbox) start(r *Runner) error {
 // copyLogs copies Python's stdout and stderr into the logs until both
 // pipes end, then closes logDone.
 func (sb *sandbox) copyLogs() {
+	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for s, f := range map[Stream]*os.File{StreamStdout: sb.stdoutR, StreamStderr: sb.stderrR} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = io.Copy(sb.logs.stream(s), f)
+			sb.copyStream(&mu, s, f)
 		}()
 	}
 	wg.Wait()
 	close(sb.logDone)
+}
+
+// copyStream copies one pipe into the logs. Each chunk is read and logged
+// under mu, shared by both pipes: a chunk read from one pipe is in the
+// logs before any chunk read after it from the other. The runtime waits
+// until stdout is read before it writes a traceback or a runtime.log line
+// (see runtime/_pipe.py), so these land after what the code printed.
+func (sb *sandbox) copyStream(mu *sync.Mutex, s Stream, f *os.File) {
+	w := sb.logs.stream(s)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		_, _ = io.Copy(w, f)
+		return
+	}
+	buf := make([]byte, 32<<10)
+	for ended := false; !ended; {
+		err := rc.Read(func(fd uintptr) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			n, err := unix.Read(int(fd), buf)
+			switch {
+			case err == unix.EAGAIN || err == unix.EINTR:
+				return false // wait until readable
+			case n > 0:
+				_, _ = w.Write(buf[:n])
+			default:
+				ended = true // end of the pipe, or it failed
+			}
+			return true
+		})
+		ended = ended || err != nil
+	}
 }
 
 func (r *Runner) initCommand(child [6]*os.File) *exec.Cmd {
