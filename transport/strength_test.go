@@ -216,3 +216,62 @@ func TestReadFrameNoProgress(t *testing.T) {
 	_, err = fr.ReadFrame()
 	assert.True(t, errors.Is(err, io.ErrNoProgress), "%v", err)
 }
+
+// A body that is not an object is told apart: invalid JSON is a parse
+// error, a valid array a batch, any other valid value no object.
+func TestDecodeNotAnObject(t *testing.T) {
+	for _, body := range []string{`[1,`, `5 6`, `"x`} {
+		var m Message
+		var pe *ParseError
+		assert.ErrorAs(t, Decode([]byte(body), &m), &pe, body)
+	}
+	for body, reason := range map[string]string{
+		`[{}]`:  "batches are not supported",
+		` 5 `:   "message is not a JSON object",
+		`"str"`: "message is not a JSON object",
+	} {
+		var m Message
+		var ie *InvalidMessageError
+		require.ErrorAs(t, Decode([]byte(body), &m), &ie, body)
+		assert.Equal(t, reason, ie.Reason, body)
+	}
+}
+
+// An error's string_code may have 64 characters (counted as characters,
+// not bytes); 65 are refused.
+func TestDecodeStringCodeLength(t *testing.T) {
+	for _, n := range []int{63, 64, 65} {
+		code := strings.Repeat("é", n)
+		e, err := DecodeError([]byte(`{"code":1,"message":"m","data":{"string_code":"` + code + `"}}`))
+		if n <= 64 {
+			require.NoError(t, err, "%d characters", n)
+			assert.Equal(t, code, e.StringCode)
+			continue
+		}
+		var ie *InvalidMessageError
+		require.ErrorAs(t, err, &ie, "%d characters", n)
+		assert.Equal(t, "error data: string_code is longer than 64 characters", ie.Reason)
+	}
+}
+
+// Leading zeros of a fraction do not count towards the 19-digit range:
+// 0.000…01e20 is 1.
+func TestParseIntegralLeadingFractionZeros(t *testing.T) {
+	v, err := ParseIntegral([]byte("0.00000000000000000001e20"), 0, 10)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), v)
+	v, err = ParseIntegral([]byte("-0.000000000000000000000000000005e30"), -10, 10)
+	require.NoError(t, err)
+	assert.Equal(t, int64(-5), v)
+}
+
+// An _Error notification names the message it concerns, or none.
+func TestAppendErrorNotification(t *testing.T) {
+	e := AppError("X", "m")
+	var m Message
+	require.NoError(t, Decode(AppendErrorNotification(nil, []byte(`"7"`), e), &m))
+	assert.Equal(t, KindNotification, m.Kind)
+	assert.Equal(t, `{"id":"7","error":{"code":1,"message":"m","data":{"string_code":"X"}}}`, string(m.Params))
+	require.NoError(t, Decode(AppendErrorNotification(nil, nil, e), &m))
+	assert.Equal(t, `{"error":{"code":1,"message":"m","data":{"string_code":"X"}}}`, string(m.Params))
+}
