@@ -229,6 +229,10 @@ func TestDecodeNotAnObject(t *testing.T) {
 		`[{}]`:  "batches are not supported",
 		` 5 `:   "message is not a JSON object",
 		`"str"`: "message is not a JSON object",
+		// A literal that ends exactly where the body ends is whole.
+		`true`:  "message is not a JSON object",
+		`null`:  "message is not a JSON object",
+		`false`: "message is not a JSON object",
 	} {
 		var m Message
 		var ie *InvalidMessageError
