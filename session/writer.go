@@ -1,6 +1,8 @@
 package session
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"net"
 	"os"
@@ -438,17 +440,11 @@ func countFrames(bufs []*[]byte) int {
 }
 
 // bodyLen reads the body length from the header of a frame the gateway
-// built itself (8 lower-case hex digits).
+// built itself.
 func bodyLen(frame []byte) int {
-	n := 0
-	for _, d := range frame[:transport.HeaderLen-1] {
-		v := int(d - '0')
-		if d >= 'a' {
-			v = int(d-'a') + 10
-		}
-		n = n<<4 | v
-	}
-	return n
+	var n [4]byte
+	_, _ = hex.Decode(n[:], frame[:transport.HeaderLen-1])
+	return int(binary.BigEndian.Uint32(n[:]))
 }
 
 // writeCoalesced copies frames into one buffer so that a TLS connection
