@@ -1,0 +1,100 @@
+package skills
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const limitsSkillMD = "---\nname: lim\ndescription: d\n---\n"
+
+// A package may hold exactly MaxSkillFiles files; one more rejects it.
+func TestMaxSkillFilesBoundary(t *testing.T) {
+	for _, tc := range []struct {
+		files int
+		ok    bool
+	}{{2, true}, {3, true}, {4, false}} {
+		root := t.TempDir()
+		tree := map[string]string{"lim/SKILL.md": limitsSkillMD}
+		for i := 1; i < tc.files; i++ {
+			tree["lim/f"+string(rune('0'+i))+".txt"] = "x"
+		}
+		writeTree(t, root, tree)
+		r, _ := newRegistry(t, Options{Dir: root, MaxSkillFiles: 3})
+		p := reportFor(t, lastReport(t, r), "lim")
+		if tc.ok {
+			assert.Equal(t, StatusLoaded, p.Status, "%d files", tc.files)
+			s, err := r.Catalog().Resolve("lim", "")
+			require.NoError(t, err)
+			assert.Len(t, s.Files(), tc.files)
+			continue
+		}
+		assert.NotEqual(t, StatusLoaded, p.Status, "%d files", tc.files)
+		assert.Equal(t, []string{":/files"}, fields(p.Violations), "%d files", tc.files)
+	}
+}
+
+// A package may hold exactly MaxSkillBytes bytes in total; one more byte
+// rejects it.
+func TestMaxSkillBytesBoundary(t *testing.T) {
+	for _, tc := range []struct {
+		over int
+		ok   bool
+	}{{-1, true}, {0, true}, {1, false}} {
+		const limit = 1000
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"lim/SKILL.md": limitsSkillMD,
+			"lim/data.txt": strings.Repeat("x", limit-len(limitsSkillMD)+tc.over),
+		})
+		r, _ := newRegistry(t, Options{Dir: root, MaxSkillBytes: limit})
+		p := reportFor(t, lastReport(t, r), "lim")
+		if tc.ok {
+			assert.Equal(t, StatusLoaded, p.Status, "over %d", tc.over)
+			s, err := r.Catalog().Resolve("lim", "")
+			require.NoError(t, err)
+			assert.Equal(t, int64(limit+tc.over), s.TotalBytes())
+			continue
+		}
+		assert.NotEqual(t, StatusLoaded, p.Status, "over %d", tc.over)
+		assert.Equal(t, []string{":/size_bytes"}, fields(p.Violations), "over %d", tc.over)
+	}
+}
+
+// NotFoundError says what was asked and what exists.
+func TestNotFoundErrorText(t *testing.T) {
+	assert.Equal(t, `skill "a" not found`, (&NotFoundError{Name: "a"}).Error())
+	assert.Equal(t, `skill "a" version "2.0.0" not found`, (&NotFoundError{Name: "a", Version: "2.0.0"}).Error())
+	assert.Equal(t, `skill "a" version "2.0.0" not found (available: 1.1.0, 1.0.0)`,
+		(&NotFoundError{Name: "a", Version: "2.0.0", Available: []string{"1.1.0", "1.0.0"}}).Error())
+	assert.True(t, errors.Is(&NotFoundError{Name: "a"}, ErrSkillNotFound))
+}
+
+// Versions are listed by descending precedence; versions that differ only
+// in build metadata (equal precedence) by descending text, so the order
+// does not depend on the folders' order.
+func TestVersionsOrderWithBuildMetadata(t *testing.T) {
+	root := t.TempDir()
+	toml := func(v string) string {
+		return "name = \"acme.tie\"\nversion = \"" + v + "\"\ndescription = \"d\"\nkind = \"instruction\"\n"
+	}
+	writeTree(t, root, map[string]string{
+		"a/SKILL.md":   "---\nname: x\nshort_description: d.\n---\n",
+		"a/skill.toml": toml("1.0.0+a"),
+		"b/SKILL.md":   "---\nname: x\nshort_description: d.\n---\n",
+		"b/skill.toml": toml("1.0.1"),
+		"c/SKILL.md":   "---\nname: x\nshort_description: d.\n---\n",
+		"c/skill.toml": toml("1.0.0+b"),
+		"d/SKILL.md":   "---\nname: x\nshort_description: d.\n---\n",
+		"d/skill.toml": toml("0.9.0"),
+	})
+	r, _ := newRegistry(t, Options{Dir: root})
+	for _, p := range lastReport(t, r).Packages {
+		require.Equal(t, StatusLoaded, p.Status, "%+v", p)
+	}
+	assert.Equal(t, []string{"1.0.1", "1.0.0+b", "1.0.0+a", "0.9.0"}, r.Catalog().Versions("acme.tie"))
+	assert.Nil(t, r.Catalog().Versions("none"))
+}
