@@ -279,3 +279,13 @@ func TestAppendErrorNotification(t *testing.T) {
 	require.NoError(t, Decode(AppendErrorNotification(nil, nil, e), &m))
 	assert.Equal(t, `{"error":{"code":1,"message":"m","data":{"string_code":"X"}}}`, string(m.Params))
 }
+
+// AppendString passes ASCII from 0x20 and valid multi-byte characters
+// through, and replaces a lone byte from 0x80 up with \ufffd: 0x7f is the
+// last byte copied as is, 0x80 the first that is checked.
+func TestAppendStringAtRuneSelf(t *testing.T) {
+	assert.Equal(t, "\"\x7f\"", string(AppendString(nil, "\x7f")))
+	assert.Equal(t, `"\ufffda"`, string(AppendString(nil, "\x80a")))
+	assert.Equal(t, "\"\u0080\"", string(AppendString(nil, "\u0080")))
+	assert.Equal(t, `" \u001f"`, string(AppendString(nil, " \x1f")))
+}
