@@ -440,10 +440,10 @@ func countFrames(bufs []*[]byte) int {
 }
 
 // bodyLen reads the body length from the header of a frame the gateway
-// built itself.
+// built itself: its first 8 bytes are the length in hex.
 func bodyLen(frame []byte) int {
 	var n [4]byte
-	_, _ = hex.Decode(n[:], frame[:transport.HeaderLen-1])
+	_, _ = hex.Decode(n[:], frame[:8])
 	return int(binary.BigEndian.Uint32(n[:]))
 }
 
