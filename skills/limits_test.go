@@ -98,3 +98,24 @@ func TestVersionsOrderWithBuildMetadata(t *testing.T) {
 	assert.Equal(t, []string{"1.0.1", "1.0.0+b", "1.0.0+a", "0.9.0"}, r.Catalog().Versions("acme.tie"))
 	assert.Nil(t, r.Catalog().Versions("none"))
 }
+
+// A cursor may be 1024 characters long: one of exactly 1024 is decoded
+// (and here found to be no cursor of List's); 1025 are refused unread.
+func TestListCursorLengthBoundary(t *testing.T) {
+	c := newCatalog([]*Skill{fakeSkill(t, "acme.a", "1.0.0")})
+	_, err := c.List(ListQuery{Cursor: strings.Repeat("A", 1024)})
+	require.ErrorIs(t, err, ErrInvalidCursor)
+	assert.Contains(t, err.Error(), "unknown cursor format")
+	_, err = c.List(ListQuery{Cursor: strings.Repeat("A", 1025)})
+	require.ErrorIs(t, err, ErrInvalidCursor)
+	assert.Contains(t, err.Error(), "cursor too long")
+}
+
+// Blank lines inside the front matter are part of it, not its end.
+func TestFrontMatterBlankLines(t *testing.T) {
+	front, body, found, err := splitFrontMatter([]byte("---\na: 1\n\n\nb: 2\n---\n\nbody"))
+	require.NoError(t, err)
+	assert.True(t, found)
+	assert.Equal(t, "a: 1\n\n\nb: 2\n", string(front))
+	assert.Equal(t, "\nbody", string(body))
+}
