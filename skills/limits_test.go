@@ -119,3 +119,33 @@ func TestFrontMatterBlankLines(t *testing.T) {
 	assert.Equal(t, "a: 1\n\n\nb: 2\n", string(front))
 	assert.Equal(t, "\nbody", string(body))
 }
+
+// Documented bounds of a package's fields, at and one past the limit: a
+// skill.toml description of 1024 characters, a SKILL.md description of
+// 1024, a skill name of 128 bytes, a timeout of at least 1 ms.
+func TestManifestFieldBounds(t *testing.T) {
+	manifest := func(desc, timeout string) string {
+		return "name = \"acme.a\"\nversion = \"1.0.0\"\ndescription = \"" + desc + "\"\nkind = \"action\"\n" +
+			"[runtime]\nlanguage = \"python\"\nentrypoint = \"main.py\"\nexport = \"main\"\ntimeout_ms = " + timeout + "\n"
+	}
+	_, vs := ParseManifest([]byte(manifest(strings.Repeat("d", 1024), "1")))
+	assert.Empty(t, vs)
+	_, vs = ParseManifest([]byte(manifest(strings.Repeat("d", 1025), "1")))
+	assert.Equal(t, []string{"skill.toml:/description"}, fields(vs))
+	_, vs = ParseManifest([]byte(manifest("d", "0")))
+	assert.Equal(t, []string{"skill.toml:/runtime/timeout_ms"}, fields(vs))
+
+	for _, n := range []int{1023, 1024, 1025} {
+		c := &collector{file: skillMDFile}
+		checkAgentFront(c, map[string]any{"name": "pdf-tips", "description": strings.Repeat("d", n)}, "pdf-tips")
+		if n <= 1024 {
+			assert.Empty(t, c.list, "%d characters", n)
+		} else {
+			assert.Equal(t, []string{"SKILL.md:/description"}, fields(c.list))
+		}
+	}
+
+	name := "acme." + strings.Repeat("a", 128-5)
+	assert.NoError(t, ValidateSkillName(name))
+	assert.Error(t, ValidateSkillName(name+"a"))
+}
