@@ -25,6 +25,8 @@ type Run struct {
 	done     chan struct{} // closed when the run finishes
 	logs     coalescer
 	fullLogs []byte // everything the run wrote, up to the registry's cap
+
+	shared sharedRun
 }
 
 // ID returns the run's id.
@@ -105,11 +107,14 @@ func (r *Run) Finish(status string, result json.RawMessage) {
 	r.fullLogs = nil // wanted only until the run object is made (logs_blob)
 	rec := r.snapshotLocked()
 	r.mu.Unlock()
+	// Saved before done closes: whoever learns that the run finished
+	// (a waiter, a replica reading the store, a draining gateway about
+	// to exit) finds its record saved.
+	r.reg.finished(r, rec)
 	close(r.done)
 	if r.cancel != nil {
 		r.cancel(nil) // releases the context's resources
 	}
-	r.reg.finished(r, rec)
 }
 
 // FullLogs returns everything the run wrote to stdout and stderr, up to
@@ -161,10 +166,14 @@ func nullIfEmpty(raw json.RawMessage) json.RawMessage {
 
 // Wait blocks until the run finishes or ctx ends.
 func (r *Run) Wait(ctx context.Context) error {
-	select {
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		select {
+		case <-r.done:
+			return nil
+		case <-r.remotePoll():
+			r.refresh(ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }

@@ -179,6 +179,9 @@ func (sb *sandbox) start(r *Runner) error {
 		_, _ = io.Copy(sb.logs, sb.logR)
 		close(sb.logDone)
 	}()
+	if err := r.ids.writeMaps(sb.pid); err != nil {
+		return err
+	}
 	if err := sb.cg.attach(sb.pid); err != nil {
 		return err
 	}
@@ -210,23 +213,7 @@ func (r *Runner) initCommand(child [5]*os.File) *exec.Cmd {
 	cmd.Env = []string{"GOMAXPROCS=1"}
 	cmd.ExtraFiles = child[:]
 	cmd.Stderr = child[1] // a crash report of pid 1 reaches the status reader
-	if r.mode == ModeRootless {
-		cmd.SysProcAttr = rootlessAttr()
-		return cmd
-	}
-	base := int(r.cfg.UIDBase)
-	idMap := []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: uidMapSize}}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 cloneFlags,
-		UidMappings:                idMap,
-		GidMappings:                idMap,
-		GidMappingsEnableSetgroups: true,
-		// Without it root is unmapped inside and execve drops every
-		// capability pid 1 needs to build the root.
-		Credential: &syscall.Credential{Uid: 0, Gid: 0},
-		Pdeathsig:  syscall.SIGKILL,
-		Setsid:     true,
-	}
+	cmd.SysProcAttr = r.ids.cloneAttr()
 	return cmd
 }
 
