@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -148,4 +149,38 @@ func TestManifestFieldBounds(t *testing.T) {
 	name := "acme." + strings.Repeat("a", 128-5)
 	assert.NoError(t, ValidateSkillName(name))
 	assert.Error(t, ValidateSkillName(name+"a"))
+}
+
+// Name alphabets at their edges: a-z and 0-9 are in, the bytes just
+// outside them ('`', '{', '/', ':') are not; lengths at and past 64
+// (Agent Skills names) and 128 (names read back from cursors).
+func TestNameAlphabetEdges(t *testing.T) {
+	for _, ok := range []string{"acme.a09z", "zeta.z", "a.b"} {
+		assert.NoError(t, ValidateSkillName(ok), ok)
+	}
+	for _, bad := range []string{"acme.`a", "acme.{a", "acme.a`", "acme.a{", "acme.a/", "acme.a:", "acme.9a"} {
+		assert.Error(t, ValidateSkillName(bad), bad)
+	}
+	for _, ok := range []string{"a09z", "z-0", strings.Repeat("a", 64)} {
+		assert.NoError(t, validateAgentSkillName(ok), ok)
+	}
+	for _, bad := range []string{"a`", "a{", "a/", "a:", strings.Repeat("a", 65)} {
+		assert.Error(t, validateAgentSkillName(bad), bad)
+	}
+	for _, ok := range []string{"_", "A", "Z", "A0", "A9", "_Z_9"} {
+		assert.True(t, isEnvVarName(ok), ok)
+	}
+	for _, bad := range []string{"", "0A", "9", "A/", "A:", "@", "[", "a"} {
+		assert.False(t, isEnvVarName(bad), bad)
+	}
+
+	c := newCatalog([]*Skill{fakeSkill(t, "acme.a", "1.0.0")})
+	cursor := func(last string) string {
+		return base64.RawURLEncoding.EncodeToString([]byte(cursorMagic + "\x00" + last))
+	}
+	long := "acme." + strings.Repeat("a", 128-5)
+	_, err := c.List(ListQuery{Cursor: cursor(long)})
+	assert.NoError(t, err, "a name of 128 bytes")
+	_, err = c.List(ListQuery{Cursor: cursor(long + "a")})
+	assert.ErrorIs(t, err, ErrInvalidCursor, "a name of 129 bytes")
 }
