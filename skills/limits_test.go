@@ -184,3 +184,28 @@ func TestNameAlphabetEdges(t *testing.T) {
 	_, err = c.List(ListQuery{Cursor: cursor(long + "a")})
 	assert.ErrorIs(t, err, ErrInvalidCursor, "a name of 129 bytes")
 }
+
+// Zero options mean the defaults; only negative ones are refused.
+func TestOptionsValidateZeroAndNegative(t *testing.T) {
+	assert.NoError(t, Options{}.Validate())
+	assert.Error(t, Options{MaxSkillFiles: -1}.Validate())
+	assert.Error(t, Options{MaxSkillBytes: -1}.Validate())
+	assert.Error(t, Options{WatchDebounce: -1}.Validate())
+}
+
+// A namespace holds whole dotted prefixes only, whatever the lengths.
+func TestInNamespaceLengths(t *testing.T) {
+	assert.True(t, inNamespace("acme", "acme"))
+	assert.True(t, inNamespace("acme.x", "acme"))
+	assert.False(t, inNamespace("acmx", "acme"))
+	assert.False(t, inNamespace("acm", "acme"))
+	assert.False(t, inNamespace("acmex", "acme"))
+}
+
+// Count counts the packages with the given status, none when none has it.
+func TestLoadReportCount(t *testing.T) {
+	rep := LoadReport{Packages: []PackageReport{{Status: StatusLoaded}, {Status: StatusSkipped}, {Status: StatusLoaded}}}
+	assert.Equal(t, 2, rep.Count(StatusLoaded))
+	assert.Equal(t, 1, rep.Count(StatusSkipped))
+	assert.Zero(t, LoadReport{}.Count(StatusLoaded))
+}
