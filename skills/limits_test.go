@@ -183,6 +183,10 @@ func TestNameAlphabetEdges(t *testing.T) {
 	assert.NoError(t, err, "a name of 128 bytes")
 	_, err = c.List(ListQuery{Cursor: cursor(long + "a")})
 	assert.ErrorIs(t, err, ErrInvalidCursor, "a name of 129 bytes")
+	for _, bad := range []string{"acme.A", "acme.a_b", "acme a"} {
+		_, err = c.List(ListQuery{Cursor: cursor(bad)})
+		assert.ErrorIs(t, err, ErrInvalidCursor, "%q is no name", bad)
+	}
 }
 
 // Zero options mean the defaults; only negative ones are refused.
