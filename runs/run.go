@@ -19,7 +19,8 @@ type Run struct {
 
 	mu       sync.Mutex
 	rec      Record
-	retained int           // bytes of rec.Events
+	retained int           // bytes of rec.Events, as weighed
+	weights  []int         // what each of rec.Events counts in retained
 	nextSeq  uint64        // seq of the next event
 	wake     chan struct{} // closed when an event is appended
 	done     chan struct{} // closed when the run finishes
@@ -71,20 +72,43 @@ func (r *Run) emit(typ string, data any) {
 // appendLocked numbers an event, retains it within the registry's bounds
 // and wakes the followers.
 func (r *Run) appendLocked(typ string, data json.RawMessage) {
+	r.appendWeighedLocked(typ, data, len(data))
+}
+
+// appendWeighedLocked is appendLocked for an event that counts weight
+// bytes against the retention bound rather than its JSON's size: a log
+// event counts the bytes the run wrote, so that the bound, sized for the
+// sandbox's log cap, keeps a run's whole log however JSON escapes it.
+func (r *Run) appendWeighedLocked(typ string, data json.RawMessage, weight int) {
 	if r.rec.Status != StatusRunning {
 		return // nothing follows finished
 	}
+	r.alignWeightsLocked()
 	r.nextSeq++
 	r.rec.Events = append(r.rec.Events, Event{Seq: r.nextSeq, Type: typ, Data: data})
-	r.retained += len(data) + eventOverhead
+	r.weights = append(r.weights, weight+eventOverhead)
+	r.retained += weight + eventOverhead
 	limits := r.reg.cfg
 	for len(r.rec.Events) > 1 && (len(r.rec.Events) > limits.MaxEvents || r.retained > limits.MaxEventBytes) {
-		r.retained -= len(r.rec.Events[0].Data) + eventOverhead
+		r.retained -= r.weights[0]
 		r.rec.Events[0] = Event{}
-		r.rec.Events = r.rec.Events[1:]
+		r.rec.Events, r.weights = r.rec.Events[1:], r.weights[1:]
 	}
 	close(r.wake)
 	r.wake = make(chan struct{})
+}
+
+// alignWeightsLocked weighs events the run did not append itself (a
+// record loaded from a store) by their JSON.
+func (r *Run) alignWeightsLocked() {
+	if len(r.weights) == len(r.rec.Events) {
+		return
+	}
+	r.weights, r.retained = r.weights[:0], 0
+	for _, ev := range r.rec.Events {
+		r.weights = append(r.weights, len(ev.Data)+eventOverhead)
+		r.retained += len(ev.Data) + eventOverhead
+	}
 }
 
 // eventOverhead approximates an event's fields other than its data.
@@ -117,7 +141,8 @@ func (r *Run) Finish(status string, result json.RawMessage) {
 	}
 }
 
-// FullLogs returns everything the run wrote to stdout and stderr, up to
+// FullLogs returns everything the run wrote to its streams, as one text
+// in the order it came, up to
 // the registry's log cap, until the run finishes (then nil).
 func (r *Run) FullLogs() []byte {
 	r.mu.Lock()

@@ -45,7 +45,7 @@ func TestSharedFinishedRunOnAnotherReplica(t *testing.T) {
 	a, b, _ := replicas(t, runs.Config{})
 	r := a.Start(runs.NewID(), "alice", "run_code", "req-7", nil)
 	r.Started(0)
-	r.Log([]byte("hello\n"))
+	r.Log(runs.StreamStdout, []byte("hello\n"))
 	r.Finish(runs.StatusCompleted, json.RawMessage(`{"status":"completed","run_id":"x"}`))
 
 	got, err := b.Get("alice", r.ID())
@@ -96,7 +96,7 @@ func TestSharedRunningRunFollowedFromAnotherReplica(t *testing.T) {
 	got := make(chan []runs.Event, 1)
 	go func() { got <- follow(t, remote, 0) }()
 	for i := range 5 {
-		r.Log([]byte{'a' + byte(i), '\n'})
+		r.Log(runs.StreamStdout, []byte{'a' + byte(i), '\n'})
 		time.Sleep(20 * time.Millisecond) // lets checkpoints land in between; no timing is asserted
 	}
 	r.Finish(runs.StatusFailed, json.RawMessage(`{"status":"failed"}`))

@@ -17,6 +17,7 @@ type recorder struct {
 	mu       sync.Mutex
 	order    []string
 	logs     strings.Builder
+	streams  map[Stream]*strings.Builder
 	progress []Progress
 }
 
@@ -29,9 +30,16 @@ func (rec *recorder) observer() *Observer {
 	return &Observer{
 		Admitted: func() { note("admitted") },
 		Started:  func(time.Duration) { note("started") },
-		Log: func(p []byte) {
+		Log: func(s Stream, p []byte) {
 			rec.mu.Lock()
 			rec.logs.Write(p)
+			if rec.streams == nil {
+				rec.streams = map[Stream]*strings.Builder{}
+			}
+			if rec.streams[s] == nil {
+				rec.streams[s] = &strings.Builder{}
+			}
+			rec.streams[s].Write(p)
 			rec.order = append(rec.order, "log")
 			rec.mu.Unlock()
 		},
@@ -41,6 +49,14 @@ func (rec *recorder) observer() *Observer {
 			rec.mu.Unlock()
 		},
 	}
+}
+
+// text is what the observer got of stream s; the caller holds rec.mu.
+func (rec *recorder) text(s Stream) string {
+	if b := rec.streams[s]; b != nil {
+		return b.String()
+	}
+	return ""
 }
 
 // The observer hears of admission and start before any output, gets every
@@ -56,10 +72,11 @@ func TestObserverSeesTheRunLive(t *testing.T) {
 	for i := range 200 {
 		fmt.Fprintf(&want, "line %d\n", i)
 	}
-	want.WriteString("[info] done\n")
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	assert.Equal(t, want.String(), rec.logs.String())
+	assert.Equal(t, want.String(), rec.text(StreamStdout))
+	assert.Equal(t, "[info] done\n", rec.text(StreamLog))
+	assert.Len(t, rec.logs.String(), want.Len()+len("[info] done\n"))
 	require.GreaterOrEqual(t, len(rec.order), 3)
 	assert.Equal(t, []string{"admitted", "started"}, rec.order[:2])
 	require.NotEmpty(t, rec.progress)
@@ -68,6 +85,26 @@ func TestObserverSeesTheRunLive(t *testing.T) {
 	assert.InDelta(t, 200, *last.Total, 0)
 	assert.Equal(t, "step", *last.Message)
 	assert.LessOrEqual(t, len(rec.progress), 200)
+}
+
+// stdout, stderr and runtime.log reach the observer as three streams,
+// whatever the code does with sys.stderr; the observer sees them all.
+func TestObserverSeparatesStreams(t *testing.T) {
+	r := sharedRunner(t)
+	rec := &recorder{}
+	code := "import sys, io, runtime\ndef main(args):\n    print('out 1')\n    print('err 1', file=sys.stderr)\n" +
+		"    runtime.log.info('log 1')\n    sys.stderr = io.StringIO()\n    runtime.log.error('log 2 ' + 'é' * 9000)\n" +
+		"    print('out 2', flush=True)\n    sys.__stderr__.write('err 2\\n')\n    return {}\n"
+	res := run(t, r, code, nil, func(j *Job) { j.Observer = rec.observer() })
+	requireCompleted(t, res)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Equal(t, "out 1\nout 2\n", rec.text(StreamStdout))
+	assert.Equal(t, "err 1\nerr 2\n", rec.text(StreamStderr))
+	assert.Equal(t, "[info] log 1\n[error] log 2 "+strings.Repeat("é", 9000)+"\n", rec.text(StreamLog))
+	for _, line := range []string{"out 1\n", "err 2\n", "[info] log 1\n"} {
+		assert.Contains(t, rec.logs.String(), line)
+	}
 }
 
 // runtime.progress refuses what is not a number (or a str message) with
