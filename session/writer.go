@@ -1,6 +1,8 @@
 package session
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"net"
 	"os"
@@ -47,6 +49,7 @@ type writeQueue struct {
 	urgent  []*[]byte
 	normal  []*[]byte
 	queued  int  // bytes in urgent, normal, the batch being written and final
+	writing int  // bytes of the batch being written, part of queued
 	peak    int  // the largest queued seen, for tests
 	running bool // a writer goroutine exists
 	closing bool // no more frames are accepted
@@ -121,6 +124,7 @@ func (q *writeQueue) push(frame *[]byte, urgent, start, reserved bool) bool {
 		q.c.cfg.Budget.Reserve(n)
 	}
 	q.mu.Lock()
+	q.awaitWrittenLocked(n)
 	if q.closing || q.queued+n > q.c.cfg.MaxQueuedBytes {
 		overflow := !q.closing
 		q.mu.Unlock()
@@ -145,6 +149,19 @@ func (q *writeQueue) push(frame *[]byte, urgent, start, reserved bool) bool {
 	}
 	q.mu.Unlock()
 	return true
+}
+
+// awaitWrittenLocked waits while a frame of n bytes does not fit only
+// because of the batch being written. Those bytes may already have reached
+// the peer, whose next request can then be answered before the write
+// returns: a peer at exactly the bound that reads everything must not be
+// cut off for bytes it has read. The wait is bounded by the write's
+// deadline; a write that fails frees the batch too.
+func (q *writeQueue) awaitWrittenLocked(n int) {
+	limit := q.c.cfg.MaxQueuedBytes
+	for !q.closing && q.queued+n > limit && q.queued-q.writing+n <= limit {
+		q.changed.Wait()
+	}
 }
 
 // maxMerged bounds the frames that are copied into the spare room of the
@@ -282,6 +299,7 @@ func (q *writeQueue) run() {
 func (q *writeQueue) written(batch []*[]byte) {
 	q.mu.Lock()
 	q.dropLocked(batch)
+	q.writing = 0
 	q.changed.Broadcast()
 	q.mu.Unlock()
 }
@@ -328,12 +346,14 @@ func (q *writeQueue) next() (batch []*[]byte, last bool) {
 	q.normal = q.normal[:rest]
 	q.batch = batch
 	if len(batch) > 0 {
+		q.writing = batchBytes(batch)
 		return batch, false
 	}
 	if q.closing && q.final != nil {
 		batch = append(batch, q.final)
 		q.final = nil
 		q.batch = batch
+		q.writing = len(*batch[0])
 		return batch, true
 	}
 	if q.closing {
@@ -348,10 +368,7 @@ func (q *writeQueue) write(frames []*[]byte, last bool) error {
 	if err := q.armDeadline(last); err != nil {
 		return err
 	}
-	total := 0
-	for _, f := range frames {
-		total += len(*f)
-	}
+	total := batchBytes(frames)
 	var err error
 	switch {
 	case len(frames) == 1:
@@ -368,7 +385,7 @@ func (q *writeQueue) write(frames []*[]byte, last bool) error {
 		err = q.writeCoalesced(frames, total)
 	}
 	mt := q.c.cfg.Metrics
-	mt.FramesSent.Add(float64(len(frames)))
+	mt.FramesSent.Add(float64(countFrames(frames)))
 	mt.BytesSent.Add(float64(total))
 	mt.WriteQueue.Observe(float64(total))
 	return err
@@ -399,6 +416,35 @@ func (q *writeQueue) armDeadline(last bool) error {
 	}
 	q.deadline = now.Add(timeout)
 	return q.nc.SetWriteDeadline(q.deadline)
+}
+
+func batchBytes(frames []*[]byte) int {
+	n := 0
+	for _, f := range frames {
+		n += len(*f)
+	}
+	return n
+}
+
+// countFrames counts the frames in buffers, where one buffer may hold
+// several small frames back to back (appendFrame): the metric counts
+// frames, not writes or buffers.
+func countFrames(bufs []*[]byte) int {
+	n := 0
+	for _, f := range bufs {
+		for b := *f; len(b) >= transport.FrameOverhead; n++ {
+			b = b[min(len(b), transport.FrameOverhead+bodyLen(b)):]
+		}
+	}
+	return n
+}
+
+// bodyLen reads the body length from the header of a frame the gateway
+// built itself: its first 8 bytes are the length in hex.
+func bodyLen(frame []byte) int {
+	var n [4]byte
+	_, _ = hex.Decode(n[:], frame[:8])
+	return int(binary.BigEndian.Uint32(n[:]))
 }
 
 // writeCoalesced copies frames into one buffer so that a TLS connection
