@@ -90,7 +90,10 @@ func TestKeepaliveFloodWithoutReadingIsCut(t *testing.T) {
 			budget := NewBudget(0)
 			f := newFixture(t, kind, func(c *Config) {
 				bpConfig(c)
-				c.WriteTimeout = 300 * time.Millisecond
+				// Long enough that a flooder starved by a loaded machine
+				// still reaches the queue's bound before the write
+				// deadline cuts the connection on its own.
+				c.WriteTimeout = 2 * time.Second
 				c.FrameTimeout = time.Minute // a starved flooder may stall mid-frame
 				c.Budget = budget
 			})
