@@ -77,6 +77,9 @@ type statusEvent struct {
 	Signal   int    `json:"signal,omitempty"`
 	CPUMilli int64  `json:"cpu_ms,omitempty"`
 	Landlock int    `json:"landlock,omitempty"`
+	// Stamps are the spawned event's phase stamps, from phaseEntered on
+	// (CLOCK_MONOTONIC ns).
+	Stamps []int64 `json:"t,omitempty"`
 }
 
 // resultFrame is the runtime's answer (see runtime/_boot.py).

@@ -31,6 +31,7 @@ type sandbox struct {
 	cmd      *exec.Cmd
 	pid      int
 	landlock int
+	timeline timeline
 
 	ctl      *os.File // write end; closing it ends pid 1
 	jobW     *os.File // job pipe (closed once the job is written)
@@ -96,6 +97,7 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 		release: make(chan struct{}),
 		reaped:  make(chan struct{}),
 	}
+	sb.timeline.mark(phaseBegin)
 	sb.dir = filepath.Join(r.dir, sb.id)
 	sb.jobDir = filepath.Join(sb.dir, "job")
 	if err := r.makeSandboxDir(sb); err != nil {
@@ -107,6 +109,7 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 		return nil, err
 	}
 	sb.cg = cg
+	sb.timeline.mark(phasePrepared)
 	if err := sb.start(r); err != nil {
 		sb.teardown()
 		return nil, err
@@ -152,6 +155,7 @@ func (sb *sandbox) start(r *Runner) error {
 			sb.cmd.ExtraFiles = append(sb.cmd.ExtraFiles, egressChild)
 		}
 		err = sb.startLocked()
+		sb.timeline.mark(phaseForked)
 	}
 	if egressChild != nil {
 		_ = egressChild.Close()
@@ -290,10 +294,16 @@ func (sb *sandbox) awaitReady() error {
 	if err != nil || b[0] != readyByte {
 		return sb.setupError(err)
 	}
+	sb.timeline.mark(phaseReady)
 	select {
 	case ev := <-sb.status.events:
 		if ev.Ev == evSpawned {
 			sb.landlock = ev.Landlock
+			for i, t := range ev.Stamps {
+				if phaseEntered+i < phaseReady {
+					sb.timeline[phaseEntered+i] = t
+				}
+			}
 			return nil
 		}
 		return sb.setupError(fmt.Errorf("unexpected %s event", ev.Ev))
