@@ -10,13 +10,13 @@ import (
 // processes stamp them with CLOCK_MONOTONIC, which every namespace shares,
 // so one timeline spans both sides.
 const (
-	phaseBegin   = iota // host: spawn called
-	phasePrepared       // host: directory and cgroup made
-	phaseForked         // host: the first sandbox process exists (clone, id maps, exec)
-	phaseEntered        // inside: the sandbox's pid 1 runs its own code
-	phaseRoot           // inside: namespaces, mounts and pivot_root done
-	phasePython         // inside: the Python that will run the job exists
-	phaseReady          // host: Python reported ready (interpreter and runtime imported)
+	phaseBegin    = iota // host: spawn called
+	phasePrepared        // host: directory and cgroup made
+	phaseForked          // host: the first sandbox process exists (clone, id maps, exec)
+	phaseEntered         // inside: the sandbox's pid 1 runs its own code
+	phaseRoot            // inside: namespaces, mounts and pivot_root done
+	phasePython          // inside: the Python that will run the job exists
+	phaseReady           // host: Python reported ready (interpreter and runtime imported)
 	numPhases
 )
 
