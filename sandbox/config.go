@@ -40,6 +40,10 @@ type Config struct {
 	// WarmPool is the number of pre-started sandboxes kept ready, default
 	// (in DefaultConfig) Workers; 0 starts a sandbox per run.
 	WarmPool int
+	// WarmMemoryBytes bounds the memory warm sandboxes take together; the
+	// pool holds at most this divided by one warm sandbox's measured size.
+	// 0: no bound beyond WarmPool.
+	WarmMemoryBytes int64
 	// DefaultTimeout applies when Job.Timeout is 0, default 30s.
 	DefaultTimeout time.Duration
 	// MaxTimeout caps Job.Timeout, default 10m.
@@ -80,6 +84,10 @@ type Config struct {
 	// range no host user or subordinate-id range owns. Default
 	// 1_000_000_000. Rootless mode maps the gateway's own uid instead.
 	UIDBase uint32
+	// Zygote says whether sandboxes are forked from a template (a Python
+	// with the runtime imported) instead of started from scratch; ""
+	// means ZygoteAuto.
+	Zygote ZygoteMode
 	// forceRlimits makes a Runner limit memory and processes with rlimits
 	// even where it could use cgroups: tests cover that path as root too.
 	forceRlimits bool
@@ -179,6 +187,9 @@ func (c Config) Validate() error {
 	if _, err := ParseMode(string(c.Mode)); err != nil {
 		return err
 	}
+	if _, err := ParseZygoteMode(string(c.Zygote)); err != nil {
+		return err
+	}
 	for _, chk := range []struct {
 		bad bool
 		msg string
@@ -188,6 +199,7 @@ func (c Config) Validate() error {
 		{c.Workers < 0, "Workers is negative"},
 		{c.QueueSize < 0, "QueueSize is negative"},
 		{c.WarmPool < 0, "WarmPool is negative"},
+		{c.WarmMemoryBytes < 0, "WarmMemoryBytes is negative"},
 		{c.DefaultTimeout < 0 || c.MaxTimeout < 0 || c.CPUTime < 0, "a timeout is negative"},
 		{c.DefaultTimeout > c.MaxTimeout, "DefaultTimeout exceeds MaxTimeout"},
 		{c.MemoryBytes < 32<<20, "MemoryBytes is below 32 MiB"},

@@ -32,15 +32,17 @@ func (r *Runner) kick() {
 	}
 }
 
-// refiller keeps the pool at WarmPool sandboxes, one start at a time so
-// that refilling does not crowd out running jobs. Failed starts back off.
+// refiller keeps the pool at poolSize sandboxes. It starts as many at
+// once as there are idle workers (at least one), so the pool follows
+// demand without crowding out running jobs: while every worker runs, it
+// starts one at a time. Failed starts back off.
 func (r *Runner) refiller() {
 	defer close(r.refillDone)
 	backoff := 100 * time.Millisecond
 	for {
-		for len(r.pool) < r.cfg.WarmPool && !r.isClosing() {
-			sb, err := r.spawn(false)
-			if err != nil {
+		for deficit := r.poolSize - len(r.pool); deficit > 0 && !r.isClosing(); deficit = r.poolSize - len(r.pool) {
+			idle := r.cfg.Workers - int(r.running.Load())
+			if err := r.refillBatch(max(1, min(deficit, idle))); err != nil {
 				r.log.Error().Err(err).Msg("sandbox: warm start failed")
 				if !r.sleep(backoff) {
 					return
@@ -49,7 +51,6 @@ func (r *Runner) refiller() {
 				continue
 			}
 			backoff = 100 * time.Millisecond
-			r.pool <- sb // only the refiller adds, so there is room
 		}
 		select {
 		case <-r.refill:
@@ -57,6 +58,28 @@ func (r *Runner) refiller() {
 			return
 		}
 	}
+}
+
+// refillBatch starts n sandboxes at once and pools them; only the
+// refiller adds to the pool, so there is room.
+func (r *Runner) refillBatch(n int) error {
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			sb, err := r.spawn(false)
+			if err == nil {
+				r.pool <- sb
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // sleep waits d unless the Runner closes first.

@@ -77,6 +77,7 @@ type statusEvent struct {
 	Signal   int    `json:"signal,omitempty"`
 	CPUMilli int64  `json:"cpu_ms,omitempty"`
 	Landlock int    `json:"landlock,omitempty"`
+	Pid      int    `json:"pid,omitempty"` // a template's pid 1, as a host pid
 	// Stamps are the spawned event's phase stamps, from phaseEntered on
 	// (CLOCK_MONOTONIC ns).
 	Stamps []int64 `json:"t,omitempty"`

@@ -40,6 +40,19 @@ type Runner struct {
 	queued  atomic.Int64
 	running atomic.Int64
 
+	// The template, when sandboxes are forked from one (zygoteOn).
+	zygoteOn       bool
+	zmu            sync.Mutex
+	zyg            *zygote // guarded by zmu
+	zygoteRestarts atomic.Int64
+	zygoteSeccomp  string
+	zygoteLandlock landlockSpec
+
+	// poolSize is WarmPool cut to WarmMemoryBytes by the measured
+	// warmBytes of one warm sandbox.
+	poolSize  int
+	warmBytes int64
+
 	pool        chan *sandbox // ready sandboxes
 	refill      chan struct{}
 	refillDone  chan struct{}
@@ -76,7 +89,10 @@ func New(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = r.selfCheck()
+	err = r.checkZygote()
+	if err == nil {
+		err = r.selfCheck()
+	}
 	if err != nil && r.mode == ModeRootless && r.cgroups != nil {
 		// A delegated cgroup can be writable and still refuse to take
 		// the sandbox (delegation rules on moving processes): rlimits
@@ -99,7 +115,8 @@ func New(cfg Config) (*Runner, error) {
 // logReady states at start-up what enforces each limit and what does not.
 func (r *Runner) logReady() {
 	ev := r.log.Info().Int("workers", r.cfg.Workers).Int("warm_pool", r.cfg.WarmPool).
-		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python)
+		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python).Bool("zygote", r.zygoteOn).
+		Int64("warm_sandbox_bytes", r.warmBytes).Int("warm_pool_size", r.poolSize)
 	for _, kv := range r.enforcement.Pairs() {
 		if kv[0] != "gap" {
 			ev = ev.Str(kv[0], kv[1])
@@ -138,6 +155,7 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 		mode:       mode,
 		log:        cfg.Logger,
 		name:       cgroupPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]),
+		poolSize:   cfg.WarmPool,
 		sem:        make(chan struct{}, cfg.Workers),
 		pool:       make(chan *sandbox, max(cfg.WarmPool, 1)),
 		refill:     make(chan struct{}, 1),
@@ -344,7 +362,8 @@ func (r *Runner) teardown(sb *sandbox) {
 
 // Stats returns the current load.
 func (r *Runner) Stats() Stats {
-	return Stats{Running: int(r.running.Load()), Queued: int(r.queued.Load()), WarmReady: len(r.pool)}
+	return Stats{Running: int(r.running.Load()), Queued: int(r.queued.Load()), WarmReady: len(r.pool),
+		WarmSandboxBytes: r.warmBytes, TemplateRestarts: int(r.zygoteRestarts.Load())}
 }
 
 // Close kills every sandbox (runs in flight return ErrClosed), waits for
@@ -360,6 +379,7 @@ func (r *Runner) Close() error {
 			r.teardown(<-r.pool)
 		}
 		r.wg.Wait()
+		r.stopZygote()
 		r.closeErr = errors.Join(r.cgroups.close(), os.RemoveAll(r.dir))
 	})
 	return r.closeErr

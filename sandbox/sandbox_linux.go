@@ -30,6 +30,8 @@ type sandbox struct {
 	cg       *runCgroup
 	cmd      *exec.Cmd
 	pid      int
+	pidfd    int // from a template: pid 1's pidfd, else -1
+	keeper   int // from a template: the keeper's pidfd, else -1
 	landlock int
 	timeline timeline
 
@@ -96,6 +98,8 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 		exited:  make(chan struct{}),
 		release: make(chan struct{}),
 		reaped:  make(chan struct{}),
+		pidfd:   -1,
+		keeper:  -1,
 	}
 	sb.timeline.mark(phaseBegin)
 	sb.dir = filepath.Join(r.dir, sb.id)
@@ -110,7 +114,11 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 	}
 	sb.cg = cg
 	sb.timeline.mark(phasePrepared)
-	if err := sb.start(r); err != nil {
+	start := sb.start
+	if r.zygoteOn && !network {
+		start = sb.startFromZygote
+	}
+	if err := start(r); err != nil {
 		sb.teardown()
 		return nil, err
 	}
@@ -174,15 +182,7 @@ func (sb *sandbox) start(r *Runner) error {
 		close(sb.reaped)
 		return fmt.Errorf("start sandbox: %w", err)
 	}
-	sb.ctl, sb.statusR, sb.logR, sb.jobW, sb.result = p.parent[0], p.parent[1], p.parent[2], p.parent[3], p.parent[4]
-	for _, f := range p.child {
-		_ = f.Close()
-	}
-	go sb.status.read(sb.statusR)
-	go func() {
-		_, _ = io.Copy(sb.logs, sb.logR)
-		close(sb.logDone)
-	}()
+	sb.adopt(p)
 	if err := sb.cg.attach(sb.pid); err != nil {
 		return err
 	}
@@ -205,6 +205,20 @@ func (sb *sandbox) start(r *Runner) error {
 	}
 	sb.ws = ws
 	return nil
+}
+
+// adopt keeps the parent's ends of p, closes the child's and starts
+// reading the status and log pipes.
+func (sb *sandbox) adopt(p *pipes) {
+	sb.ctl, sb.statusR, sb.logR, sb.jobW, sb.result = p.parent[0], p.parent[1], p.parent[2], p.parent[3], p.parent[4]
+	for _, f := range p.child {
+		_ = f.Close()
+	}
+	go sb.status.read(sb.statusR)
+	go func() {
+		_, _ = io.Copy(sb.logs, sb.logR)
+		close(sb.logDone)
+	}()
 }
 
 func (r *Runner) initCommand(child [5]*os.File) *exec.Cmd {
@@ -363,7 +377,11 @@ func (sb *sandbox) idle() bool {
 // kill ends pid 1, which makes the kernel kill every process of the
 // sandbox's pid namespace. The pid is ours until reaped, so this is safe.
 func (sb *sandbox) kill() {
-	if sb.pid > 0 && sb.alive() {
+	if sb.pidfd >= 0 && sb.alive() {
+		_ = unix.PidfdSendSignal(sb.pidfd, unix.SIGKILL, nil, 0)
+		return
+	}
+	if sb.pidfd < 0 && sb.pid > 0 && sb.alive() {
 		_ = syscall.Kill(sb.pid, syscall.SIGKILL)
 	}
 }
