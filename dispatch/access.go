@@ -6,6 +6,7 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -21,6 +22,10 @@ func init() {
 		domainError{auth.ErrTooManyConnections, rateLimited},
 	)
 }
+
+// errUnboundConn is Initialize's error on a connection whose session was
+// not given the Dispatcher as its Handler (a wiring error).
+var errUnboundConn = errors.New("dispatch: the connection has no dispatcher state")
 
 func authRequired(err error) *transport.Error {
 	return transport.AppError(transport.StringAuthRequired, "Authentication required.").WithDetails(err.Error())
@@ -59,7 +64,11 @@ func (d *Dispatcher) caller(call *Call) (*auth.Identity, error) {
 	if call.Conn == nil {
 		return call.Identity, call.authErr
 	}
-	id, _ := call.Conn.Principal().(*auth.Identity)
+	state := stateOf(call.Conn)
+	var id *auth.Identity
+	if state != nil {
+		id = state.Identity()
+	}
 	if id == nil {
 		return nil, auth.ErrNoCredentials
 	}
@@ -68,7 +77,7 @@ func (d *Dispatcher) caller(call *Call) (*auth.Identity, error) {
 		return nil, err
 	}
 	if fresh != id {
-		call.Conn.SetPrincipal(fresh)
+		state.revalidated(id, fresh)
 	}
 	return fresh, nil
 }
@@ -94,8 +103,14 @@ func (d *Dispatcher) authenticateConn(call *Call, token string) (*auth.Identity,
 		d.opts.Metrics.RateLimited.WithLabelValues(metrics.FrontFramed, string(id.Class())).Inc()
 		return nil, err
 	}
-	call.Conn.OnClose(release)
-	call.Conn.SetPrincipal(id)
+	state := stateOf(call.Conn)
+	if state == nil {
+		release()
+		return nil, errUnboundConn
+	}
+	if !state.authenticated(id, release) {
+		return nil, session.ErrClosed
+	}
 	return id, nil
 }
 

@@ -70,7 +70,7 @@ func observe(run *runs.Run, admitted func()) *sandbox.Observer {
 	return &sandbox.Observer{
 		Admitted: admitted,
 		Started:  run.Started,
-		Log:      run.Log,
+		Log:      func(s sandbox.Stream, p []byte) { run.Log(s.String(), p) },
 		Progress: func(p sandbox.Progress) {
 			if raw, err := json.Marshal(p); err == nil {
 				run.Progress(raw)

@@ -31,7 +31,7 @@ func BenchmarkRunEventDelivery(b *testing.B) {
 		o.Runner = &fakeRunner{result: func(job sandbox.Job) (*sandbox.Result, error) {
 			job.Observer.Started(0)
 			for range b.N {
-				job.Observer.Log(chunk)
+				job.Observer.Log(sandbox.StreamStdout, chunk)
 			}
 			return &sandbox.Result{Status: sandbox.StatusCompleted, Output: []byte(`{}`)}, nil
 		}}

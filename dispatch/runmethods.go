@@ -73,7 +73,10 @@ func (d *Dispatcher) watchRun(ctx context.Context, call *Call) (any, error) {
 			"; without a stream, poll get_run with wait_ms")
 	}
 	requestID := run.Record().RequestID
-	err = run.FollowCompacting(ctx, uint64(after), call.Backlogged, func(ev runs.Event) error {
+	// No compaction: watch_run is how a client gets every retained
+	// event, such as those a streamed call merged or dropped. A watcher
+	// that reads slowly waits; the run goes on regardless.
+	err = run.Follow(ctx, uint64(after), func(ev runs.Event) error {
 		return call.Notify(ctx, MethodRunEvent, eventParams(run.ID(), requestID, ev))
 	})
 	if err != nil {

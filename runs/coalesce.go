@@ -15,14 +15,24 @@ const (
 	maxLogEvent   = 16 << 10
 )
 
-// LogStream names the stream of log events. The sandbox gives the code one
-// pipe for stdout and stderr (runtime.log writes to stderr), so their lines
-// arrive interleaved as written, under one name.
-const LogStream = "log"
+// Streams of log events.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+	StreamLog    = "log" // runtime.log and the gateway's notes about the run
+)
+
+// pendingLog is one stream's text not yet emitted.
+type pendingLog struct {
+	stream string
+	text   []byte
+}
 
 // coalescer holds a run's output between flushes; guarded by Run.mu.
+// Each stream coalesces on its own; pending keeps the streams in the order
+// their first pending byte arrived, which is the order they are emitted.
 type coalescer struct {
-	pending      []byte          // log bytes not yet emitted
+	pending      []pendingLog
 	progress     json.RawMessage // latest progress not yet emitted
 	lastProgress time.Time
 	timer        *time.Timer // armed while something is pending
@@ -37,8 +47,10 @@ func (c *coalescer) stop() {
 	}
 }
 
-// Log takes bytes the run wrote to stdout or stderr.
-func (r *Run) Log(p []byte) {
+// Log takes bytes the run wrote to stream (StreamStdout, StreamStderr or
+// StreamLog). The full logs keep every stream as one text, in the order
+// the calls came.
+func (r *Run) Log(stream string, p []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.rec.Status != StatusRunning || r.logs.stopped {
@@ -47,12 +59,24 @@ func (r *Run) Log(p []byte) {
 	if room := r.reg.cfg.MaxLogBytes - len(r.fullLogs); room > 0 {
 		r.fullLogs = append(r.fullLogs, p[:min(room, len(p))]...)
 	}
-	r.logs.pending = append(r.logs.pending, p...)
-	if len(r.logs.pending) >= maxLogEvent {
+	pl := r.logs.stream(stream)
+	pl.text = append(pl.text, p...)
+	if len(pl.text) >= maxLogEvent {
 		r.flushLocked()
 		return
 	}
 	r.armLocked()
+}
+
+// stream is the pending text of stream, added at the end when new.
+func (c *coalescer) stream(stream string) *pendingLog {
+	for i := range c.pending {
+		if c.pending[i].stream == stream {
+			return &c.pending[i]
+		}
+	}
+	c.pending = append(c.pending, pendingLog{stream: stream})
+	return &c.pending[len(c.pending)-1]
 }
 
 // Progress takes a progress report: a JSON object {progress, total,
@@ -85,11 +109,27 @@ func (r *Run) tick() {
 	r.mu.Unlock()
 }
 
-// flushLocked emits what is pending: log text in events of at most
-// maxLogEvent bytes, then the latest progress. A UTF-8 sequence cut by
-// the pipe waits for its end unless the run is over.
+// flushLocked emits what is pending: each stream's text in events of at
+// most maxLogEvent bytes, then the latest progress.
 func (r *Run) flushLocked() {
-	pending := r.logs.pending
+	kept := r.logs.pending[:0]
+	for _, pl := range r.logs.pending {
+		if rest := r.flushStreamLocked(pl.stream, pl.text); len(rest) > 0 {
+			kept = append(kept, pendingLog{pl.stream, rest})
+		}
+	}
+	clear(r.logs.pending[len(kept):])
+	r.logs.pending = kept
+	if r.logs.progress != nil {
+		r.appendLocked(EventProgress, r.logs.progress)
+		r.logs.progress, r.logs.lastProgress = nil, time.Now()
+	}
+}
+
+// flushStreamLocked emits the text of one stream and returns what must
+// wait: a UTF-8 sequence cut by the pipe waits for its end unless the run
+// is over.
+func (r *Run) flushStreamLocked(stream string, pending []byte) []byte {
 	cut := len(pending)
 	if !r.logs.stopped {
 		cut = completeUTF8(pending)
@@ -101,15 +141,11 @@ func (r *Run) flushLocked() {
 				n = maxLogEvent
 			}
 		}
-		raw, _ := json.Marshal(map[string]string{"stream": LogStream, "text": strings.ToValidUTF8(string(text[:n]), "\uFFFD")})
-		r.appendLocked(EventLog, raw)
+		raw, _ := json.Marshal(map[string]string{"stream": stream, "text": strings.ToValidUTF8(string(text[:n]), "\uFFFD")})
+		r.appendWeighedLocked(EventLog, raw, n)
 		text = text[n:]
 	}
-	r.logs.pending = append(r.logs.pending[:0], pending[cut:]...)
-	if r.logs.progress != nil {
-		r.appendLocked(EventProgress, r.logs.progress)
-		r.logs.progress, r.logs.lastProgress = nil, time.Now()
-	}
+	return append([]byte(nil), pending[cut:]...)
 }
 
 // completeUTF8 is the length of b without a UTF-8 sequence cut at its end.

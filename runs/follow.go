@@ -14,22 +14,34 @@ func (r *Run) Follow(ctx context.Context, after uint64, send func(Event) error) 
 }
 
 // FollowCompacting is Follow for a follower whose connection may fall
-// behind: while pressed reports true, a progress event that a later one in
-// the same batch supersedes is not sent, and a gap event names each run of
-// such dropped seqs. The dropped events stay retained for watch_run.
+// behind. Whenever pressed reports true, what is still to be sent is
+// compacted (see compact): progress keeps only the latest, each stream's
+// log text only its newest maxLogEvent bytes, merged into one event where
+// they are adjacent, and gap events name what was dropped. Dropped events
+// stay retained for watch_run. pressed is asked before each event of an
+// uncompacted batch, so a follower that falls behind mid-batch compacts
+// the rest together with whatever was appended meanwhile.
 func (r *Run) FollowCompacting(ctx context.Context, after uint64, pressed func() bool, send func(Event) error) error {
 	for {
 		batch, wake, finished := r.since(after)
+		compacted := false
 		if pressed != nil && len(batch) > 1 && pressed() {
-			batch = compact(batch)
+			batch, compacted = compact(batch), true
 		}
-		for _, ev := range batch {
-			if err := send(ev); err != nil {
+		sent := 0
+		for ; sent < len(batch); sent++ {
+			if sent > 0 && !compacted && pressed != nil && pressed() {
+				break // fetch again and compact what is left
+			}
+			if err := send(batch[sent]); err != nil {
 				return err
 			}
-			after = ev.Seq
+			after = batch[sent].Seq
 		}
-		if finished {
+		switch {
+		case sent < len(batch):
+			continue
+		case finished:
 			return nil
 		}
 		select {
@@ -63,33 +75,4 @@ func (r *Run) since(after uint64) ([]Event, <-chan struct{}, bool) {
 func gapEvent(from, to uint64) Event {
 	raw, _ := json.Marshal(map[string]uint64{"from_seq": from, "to_seq": to})
 	return Event{Seq: to, Type: EventGap, Data: raw}
-}
-
-// compact drops the progress events of batch that a later progress event
-// of batch supersedes, putting one gap event in the place of each run of
-// consecutive dropped seqs.
-func compact(batch []Event) []Event {
-	last := -1
-	for i, ev := range batch {
-		if ev.Type == EventProgress {
-			last = i
-		}
-	}
-	out := make([]Event, 0, len(batch))
-	var from uint64 // first seq of the run of dropped events; 0: none
-	for i, ev := range batch {
-		if ev.Type == EventProgress && i < last {
-			if from == 0 {
-				from = ev.Seq
-			}
-			if i+1 < len(batch) && batch[i+1].Type == EventProgress && batch[i+1].Seq == ev.Seq+1 && i+1 < last {
-				continue
-			}
-			out = append(out, gapEvent(from, ev.Seq))
-			from = 0
-			continue
-		}
-		out = append(out, ev)
-	}
-	return out
 }

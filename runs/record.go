@@ -29,6 +29,8 @@ type Event struct {
 	Seq  uint64          `json:"seq"`
 	Type string          `json:"type"`
 	Data json.RawMessage `json:"data"` // the type's own fields, a JSON object
+
+	weight int // what the event counts against the retention bound
 }
 
 // Record is what a Store keeps of a run.

@@ -34,7 +34,8 @@ type Config struct {
 }
 
 // Defaults. MaxEventBytes holds a run's whole log (1 MiB, the sandbox's
-// cap) with room for JSON escaping and the other events.
+// cap; log events count the bytes written, not their JSON) with room for
+// the other events.
 const (
 	DefaultRetention     = time.Hour
 	DefaultMaxEvents     = 1000

@@ -69,15 +69,23 @@ func (r *Run) emit(typ string, data any) {
 // appendLocked numbers an event, retains it within the registry's bounds
 // and wakes the followers.
 func (r *Run) appendLocked(typ string, data json.RawMessage) {
+	r.appendWeighedLocked(typ, data, len(data))
+}
+
+// appendWeighedLocked is appendLocked for an event that counts weight
+// bytes against the retention bound rather than its JSON's size: a log
+// event counts the bytes the run wrote, so that the bound, sized for the
+// sandbox's log cap, keeps a run's whole log however JSON escapes it.
+func (r *Run) appendWeighedLocked(typ string, data json.RawMessage, weight int) {
 	if r.rec.Status != StatusRunning {
 		return // nothing follows finished
 	}
 	r.nextSeq++
-	r.rec.Events = append(r.rec.Events, Event{Seq: r.nextSeq, Type: typ, Data: data})
-	r.retained += len(data) + eventOverhead
+	r.rec.Events = append(r.rec.Events, Event{Seq: r.nextSeq, Type: typ, Data: data, weight: weight + eventOverhead})
+	r.retained += weight + eventOverhead
 	limits := r.reg.cfg
 	for len(r.rec.Events) > 1 && (len(r.rec.Events) > limits.MaxEvents || r.retained > limits.MaxEventBytes) {
-		r.retained -= len(r.rec.Events[0].Data) + eventOverhead
+		r.retained -= r.rec.Events[0].weight
 		r.rec.Events[0] = Event{}
 		r.rec.Events = r.rec.Events[1:]
 	}
@@ -112,7 +120,8 @@ func (r *Run) Finish(status string, result json.RawMessage) {
 	r.reg.finished(r, rec)
 }
 
-// FullLogs returns everything the run wrote to stdout and stderr, up to
+// FullLogs returns everything the run wrote to its streams, as one text
+// in the order it came, up to
 // the registry's log cap, until the run finishes (then nil).
 func (r *Run) FullLogs() []byte {
 	r.mu.Lock()

@@ -51,7 +51,7 @@ func TestFollowOrderAndSeq(t *testing.T) {
 	go func() { got <- collect(t, r, 0) }()
 	r.Started(0)
 	for i := range 100 {
-		r.Log(fmt.Appendf(nil, "line %d\n", i))
+		r.Log(StreamStdout, fmt.Appendf(nil, "line %d\n", i))
 		r.Progress(json.RawMessage(fmt.Sprintf(`{"progress":%d,"total":100,"message":null}`, i)))
 	}
 	r.Blob("blob:00", "text/plain", 3)
@@ -100,11 +100,53 @@ func TestLogKeepsUTF8Whole(t *testing.T) {
 	text := []byte(strings.Repeat("é€", 10_000))
 	for len(text) > 0 {
 		n := min(7, len(text))
-		r.Log(text[:n])
+		r.Log(StreamStdout, text[:n])
 		text = text[n:]
 	}
 	r.Finish(StatusCompleted, json.RawMessage(`{}`))
 	require.Equal(t, strings.Repeat("é€", 10_000), logText(collect(t, r, 0)))
+}
+
+// Each stream coalesces on its own: writes that alternate between the
+// streams within one flush interval give one event per stream, in the
+// order the streams first wrote, with every stream's text whole; the full
+// logs interleave the streams in the order written.
+func TestLogCoalescesPerStream(t *testing.T) {
+	g := open(t, Config{})
+	r := g.Start(NewID(), "alice", "run_code", "", nil)
+	var want strings.Builder
+	texts := map[string]*strings.Builder{}
+	for i := range 30 {
+		for _, s := range []string{StreamStderr, StreamStdout, StreamLog} {
+			line := fmt.Sprintf("%s %d\n", s, i)
+			r.Log(s, []byte(line))
+			want.WriteString(line)
+			if texts[s] == nil {
+				texts[s] = &strings.Builder{}
+			}
+			texts[s].WriteString(line)
+		}
+	}
+	require.Equal(t, want.String(), string(r.FullLogs()))
+	r.Finish(StatusCompleted, json.RawMessage(`{}`))
+	var order []string
+	got := map[string]string{}
+	for _, e := range collect(t, r, 0) {
+		if e.Type != EventLog {
+			continue
+		}
+		var d struct{ Stream, Text string }
+		require.NoError(t, json.Unmarshal(e.Data, &d))
+		order = append(order, d.Stream)
+		got[d.Stream] += d.Text
+	}
+	// The loop takes far less than the flush interval on any machine
+	// that gets through it at all; a slower one may flush in between,
+	// which still gives the streams whole and in their first order.
+	require.Equal(t, []string{StreamStderr, StreamStdout, StreamLog}, order[:3])
+	for s, b := range texts {
+		require.Equal(t, b.String(), got[s], s)
+	}
 }
 
 // Runs are visible to their owner only; Cancel reaches the run's context
@@ -180,7 +222,7 @@ func TestFileStoreRestart(t *testing.T) {
 	g := open(t, Config{Store: st, Now: clock, Retention: time.Hour})
 	done := g.Start(NewID(), "alice", "run_code", "", nil)
 	done.Started(0)
-	done.Log([]byte("hello\n"))
+	done.Log(StreamStdout, []byte("hello\n"))
 	done.Finish(StatusCompleted, json.RawMessage(`{"status":"completed","run_id":"x"}`))
 	lost := g.Start(NewID(), "alice", "acme.x@1.0.0", "", nil)
 	old := g.Start(NewID(), "alice", "run_code", "", nil)
@@ -258,4 +300,67 @@ func TestFollowCompactsProgressUnderPressure(t *testing.T) {
 	require.JSONEq(t, `{"progress":12}`, string(evs[4].Data))
 	// Without pressure, or on replay, every event is there.
 	require.Len(t, collect(t, r, 0), 11)
+}
+
+// Under pressure each stream keeps only its newest maxLogEvent bytes of
+// text per batch, adjacent kept log events of one stream are merged (their
+// from_seq names the first seq they stand for), and gap events name the
+// rest: every seq is accounted for, in order.
+func TestFollowMergesLogsUnderPressure(t *testing.T) {
+	g := open(t, Config{})
+	r := g.Start(NewID(), "alice", "run_code", "", nil)
+	line := strings.Repeat("x", 1023) + "\n"
+	logEv := func(stream, text string) { r.emit(EventLog, map[string]string{"stream": stream, "text": text}) }
+	r.Started(0)   // 1
+	for range 20 { // 2..21
+		logEv(StreamStdout, line)
+	}
+	logEv(StreamStderr, "oops\n")                        // 22
+	r.emit(EventProgress, map[string]int{"progress": 1}) // 23
+	logEv(StreamStdout, "a\n")                           // 24
+	logEv(StreamStdout, "b\n")                           // 25
+	r.emit(EventProgress, map[string]int{"progress": 2}) // 26
+	logEv(StreamStdout, "c\n")                           // 27
+	r.Finish(StatusCompleted, json.RawMessage(`{}`))     // 28
+	var evs []Event
+	require.NoError(t, r.FollowCompacting(context.Background(), 0, func() bool { return true },
+		func(e Event) error { evs = append(evs, e); return nil }))
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Type))
+	}
+	require.Equal(t, []string{"1:started", "6:gap", "21:log", "22:log", "23:gap", "25:log", "26:progress", "27:log", "28:finished"}, got)
+	require.JSONEq(t, `{"from_seq":2,"to_seq":6}`, string(evs[1].Data))
+	var merged logFields
+	require.NoError(t, json.Unmarshal(evs[2].Data, &merged))
+	require.Equal(t, logFields{Stream: StreamStdout, Text: strings.Repeat(line, 15), FromSeq: 7}, merged)
+	require.JSONEq(t, `{"stream":"stderr","text":"oops\n"}`, string(evs[3].Data))
+	require.JSONEq(t, `{"stream":"stdout","text":"a\nb\n","from_seq":24}`, string(evs[5].Data))
+	require.JSONEq(t, `{"stream":"stdout","text":"c\n"}`, string(evs[7].Data))
+	// Whatever was merged or dropped is still there for a follower that
+	// keeps up.
+	require.Equal(t, strings.Repeat(line, 20)+"oops\na\nb\nc\n", logText(collect(t, r, 0)))
+}
+
+// A follower that falls behind in the middle of a batch compacts the rest
+// of it; one that keeps up gets every event.
+func TestFollowCompactsFromWhereItFellBehind(t *testing.T) {
+	g := open(t, Config{})
+	r := g.Start(NewID(), "alice", "run_code", "", nil)
+	r.Started(0)
+	for i := range 10 {
+		r.emit(EventProgress, map[string]int{"progress": i})
+	}
+	r.Finish(StatusCompleted, json.RawMessage(`{}`))
+	var evs []Event
+	sent := 0
+	pressed := func() bool { return sent >= 3 }
+	require.NoError(t, r.FollowCompacting(context.Background(), 0, pressed,
+		func(e Event) error { evs = append(evs, e); sent++; return nil }))
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Type))
+	}
+	// 1 started, 2-11 progress, 12 finished.
+	require.Equal(t, []string{"1:started", "2:progress", "3:progress", "10:gap", "11:progress", "12:finished"}, got)
 }

@@ -65,8 +65,9 @@ type Config struct {
 	TmpBytes int64
 	// WorkspaceBytes sizes the /workspace tmpfs, default 64 MiB.
 	WorkspaceBytes int64
-	// LogsHardCap bounds stdout+stderr of a run; past it the run is killed
-	// and fails with OUTPUT_TOO_LARGE. Default 1 MiB.
+	// LogsHardCap bounds the logs of a run (stdout, stderr and runtime.log
+	// together); past it the run is killed and fails with
+	// OUTPUT_TOO_LARGE. Default 1 MiB.
 	LogsHardCap int64
 	// MaxOutputBlobBytes bounds each blob a run writes, default 16 MiB.
 	MaxOutputBlobBytes int64

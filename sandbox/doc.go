@@ -72,6 +72,6 @@
 // RLIMIT_CPU (Python is never pid 1, so SIGXCPU works, with a hard limit
 // one second later), wall time from a timer started when the job is
 // delivered, open files and file size from rlimits, disk from the tmpfs
-// sizes (charged to the run's memory), stdout+stderr from a hard cap past
-// which the run is killed.
+// sizes (charged to the run's memory), the logs (stdout, stderr and
+// runtime.log together) from a hard cap past which the run is killed.
 package sandbox

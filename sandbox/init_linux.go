@@ -48,7 +48,7 @@ func runInit() {
 		p.fail(err)
 	}
 	// Python gets exactly the descriptors ForkExec hands it: not the
-	// originals of fds 3..7, nor anything the gateway inherited without
+	// originals of fds 3..8, nor anything the gateway inherited without
 	// close-on-exec from whoever started it.
 	if err := closeOnExecFrom(fdCtl); err != nil {
 		p.fail(err)
@@ -143,7 +143,7 @@ func (p *initProc) spawn() (abi, pid int, err error) {
 	attr := &syscall.ProcAttr{
 		Dir:   workspacePath,
 		Env:   sandboxEnv,
-		Files: []uintptr{0, fdLog, fdLog, fdJob, fdResult},
+		Files: []uintptr{0, fdStdout, fdStderr, fdJob, fdResult},
 		Sys: &syscall.SysProcAttr{
 			Setsid: true,
 			// Rootless: setgroups is denied in the user namespace, and
@@ -160,7 +160,7 @@ func (p *initProc) spawn() (abi, pid int, err error) {
 		_ = unix.Kill(pid, unix.SIGKILL)
 		return 0, 0, err
 	}
-	for _, fd := range []int{fdLog, fdJob, fdResult} {
+	for _, fd := range []int{fdStdout, fdStderr, fdJob, fdResult} {
 		_ = unix.Close(fd)
 	}
 	return abi, pid, nil

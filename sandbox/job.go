@@ -118,7 +118,7 @@ type Result struct {
 	Output json.RawMessage
 	// Error says why the run failed (failed only).
 	Error *RunError
-	// Logs is the end of stdout+stderr (runtime.log lines included), at
+	// Logs is the end of stdout, stderr and runtime.log, interleaved as read, at
 	// most MaxLogsPreview bytes of valid UTF-8, starting with a marker when
 	// the beginning was cut.
 	Logs string

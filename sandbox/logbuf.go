@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"unicode/utf8"
 )
 
-// logBuffer keeps the end of a run's stdout+stderr and counts the rest.
+// logBuffer keeps the end of a run's logs (stdout, stderr and runtime.log
+// as one text, in the order the chunks were read) and counts the rest.
 // Past hardCap it closes overflow once (the run is then killed). Safe for
 // concurrent use.
 type logBuffer struct {
@@ -16,14 +18,14 @@ type logBuffer struct {
 	overflow chan struct{}
 
 	mu    sync.Mutex
-	buf   []byte       // guarded by mu; the last bytes, at most 2*keep
-	total int64        // guarded by mu
-	sink  func([]byte) // guarded by mu; sees every byte up to hardCap
+	buf   []byte               // guarded by mu; the last bytes, at most 2*keep
+	total int64                // guarded by mu
+	sink  func(Stream, []byte) // guarded by mu; sees every byte up to hardCap
 }
 
 // observe sends what is written from now on, up to the hard cap, to sink
 // as well.
-func (b *logBuffer) observe(sink func([]byte)) {
+func (b *logBuffer) observe(sink func(Stream, []byte)) {
 	b.mu.Lock()
 	b.sink = sink
 	b.mu.Unlock()
@@ -33,8 +35,19 @@ func newLogBuffer(keep int, hardCap int64) *logBuffer {
 	return &logBuffer{keep: keep, hardCap: hardCap, overflow: make(chan struct{})}
 }
 
-// Write never fails: what does not fit is counted and dropped.
-func (b *logBuffer) Write(p []byte) (int, error) {
+// streamWriter writes one stream into a logBuffer.
+type streamWriter struct {
+	b *logBuffer
+	s Stream
+}
+
+func (w streamWriter) Write(p []byte) (int, error) { return w.b.write(w.s, p) }
+
+// stream is the io.Writer of one stream.
+func (b *logBuffer) stream(s Stream) io.Writer { return streamWriter{b, s} }
+
+// write never fails: what does not fit is counted and dropped.
+func (b *logBuffer) write(s Stream, p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	before := b.total
@@ -43,9 +56,9 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 		close(b.overflow)
 	}
 	if b.sink != nil && before < b.hardCap {
-		// One writer (the pipe's copier) calls Write: the sink sees the
-		// bytes in order even though it runs under mu.
-		b.sink(p[:min(int64(len(p)), b.hardCap-before)])
+		// Under mu, so the sink sees the chunks of every stream in the
+		// order the preview keeps them.
+		b.sink(s, p[:min(int64(len(p)), b.hardCap-before)])
 	}
 	if len(p) >= b.keep {
 		b.buf = append(b.buf[:0], p[len(p)-b.keep:]...)

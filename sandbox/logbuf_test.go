@@ -21,7 +21,7 @@ func TestLogBufferPreview(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newLogBuffer(16, 1<<20)
 			for _, w := range tc.writes {
-				n, err := b.Write([]byte(w))
+				n, err := b.stream(StreamStdout).Write([]byte(w))
 				assert.NoError(t, err)
 				assert.Equal(t, len(w), n)
 			}
@@ -33,9 +33,9 @@ func TestLogBufferPreview(t *testing.T) {
 func TestLogBufferKeepsTheEnd(t *testing.T) {
 	b := newLogBuffer(MaxLogsPreview, 1<<20)
 	for i := range 1000 {
-		_, _ = b.Write([]byte(strings.Repeat("x", i%50) + "\n"))
+		_, _ = b.stream(StreamStdout).Write([]byte(strings.Repeat("x", i%50) + "\n"))
 	}
-	_, _ = b.Write([]byte("Traceback: the error\n"))
+	_, _ = b.stream(StreamStdout).Write([]byte("Traceback: the error\n"))
 	p := b.Preview()
 	assert.LessOrEqual(t, len(p), MaxLogsPreview)
 	assert.True(t, strings.HasPrefix(p, "[... "), p[:30])
@@ -45,20 +45,20 @@ func TestLogBufferKeepsTheEnd(t *testing.T) {
 
 func TestLogBufferOverflow(t *testing.T) {
 	b := newLogBuffer(8, 100)
-	_, _ = b.Write(make([]byte, 100))
+	_, _ = b.stream(StreamStdout).Write(make([]byte, 100))
 	select {
 	case <-b.overflow:
 		t.Fatal("at the cap is not past it")
 	default:
 	}
-	_, _ = b.Write([]byte("x"))
-	_, _ = b.Write([]byte("y")) // a second crossing must not close twice
+	_, _ = b.stream(StreamStdout).Write([]byte("x"))
+	_, _ = b.stream(StreamStdout).Write([]byte("y")) // a second crossing must not close twice
 	<-b.overflow
 }
 
 func TestLogBufferUTF8(t *testing.T) {
 	b := newLogBuffer(64, 1<<20)
-	_, _ = b.Write([]byte(strings.Repeat("é", 100))) // the cut lands inside a rune
+	_, _ = b.stream(StreamStdout).Write([]byte(strings.Repeat("é", 100))) // the cut lands inside a rune
 	p := b.Preview()
 	assert.True(t, utf8.ValidString(p))
 	assert.LessOrEqual(t, len(p), 64)
@@ -72,8 +72,8 @@ func FuzzLogBuffer(f *testing.F) {
 		k := int(keep)%200 + 40 // room for the marker
 		buf := newLogBuffer(k, 1<<30)
 		for range 3 {
-			_, _ = buf.Write(a)
-			_, _ = buf.Write(b)
+			_, _ = buf.stream(StreamStdout).Write(a)
+			_, _ = buf.stream(StreamStdout).Write(b)
 		}
 		p := buf.Preview()
 		if len(p) > k || !utf8.ValidString(p) {

@@ -13,12 +13,33 @@ type Observer struct {
 	// Started is called when the run has a sandbox, with how long it
 	// waited in the queue.
 	Started func(queued time.Duration)
-	// Log receives the code's stdout and stderr (one pipe, in the order
-	// written) as they arrive, up to the logs' hard cap. p is valid only
-	// during the call.
-	Log func(p []byte)
+	// Log receives what the code writes to stdout, stderr and runtime.log
+	// as it arrives, up to the logs' hard cap (which counts all three):
+	// one call per chunk read, in the order the gateway read them. p is
+	// valid only during the call.
+	Log func(s Stream, p []byte)
 	// Progress receives what the code reports with runtime.progress.
 	Progress func(Progress)
+}
+
+// Stream says where a run's log text came from.
+type Stream uint8
+
+const (
+	StreamStdout Stream = iota // the code's stdout (fd 1)
+	StreamStderr               // the code's stderr (fd 2): tracebacks, warnings
+	StreamLog                  // runtime.log, and the gateway's notes about the run
+)
+
+// String is the stream's name on the wire.
+func (s Stream) String() string {
+	switch s {
+	case StreamStdout:
+		return "stdout"
+	case StreamStderr:
+		return "stderr"
+	}
+	return "log"
 }
 
 // Progress is one runtime.progress report.
@@ -30,6 +51,16 @@ type Progress struct {
 
 // maxProgressFrame bounds one progress report on the result pipe.
 const maxProgressFrame = 4 << 10
+
+// maxLogFrame bounds one runtime.log frame on the result pipe; the
+// runtime splits longer messages.
+const maxLogFrame = 16 << 10
+
+// logByte starts a runtime.log line on the result pipe: the byte, then a
+// length-prefixed UTF-8 text. Lines travel on the result pipe rather than
+// stderr so that they keep their own stream, whatever the code does with
+// sys.stderr; like progress they are only the code's report about itself.
+const logByte = 'L'
 
 // progressByte starts a progress report on the result pipe: the byte, then
 // a length-prefixed JSON Progress. Like a result frame written after
@@ -49,7 +80,7 @@ func (o *Observer) started(queued time.Duration) {
 	}
 }
 
-func (o *Observer) logSink() func([]byte) {
+func (o *Observer) logSink() func(Stream, []byte) {
 	if o == nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ type recorder struct {
 	mu       sync.Mutex
 	order    []string
 	logs     strings.Builder
+	streams  map[Stream]*strings.Builder
 	progress []Progress
 }
 
@@ -29,9 +30,16 @@ func (rec *recorder) observer() *Observer {
 	return &Observer{
 		Admitted: func() { note("admitted") },
 		Started:  func(time.Duration) { note("started") },
-		Log: func(p []byte) {
+		Log: func(s Stream, p []byte) {
 			rec.mu.Lock()
 			rec.logs.Write(p)
+			if rec.streams == nil {
+				rec.streams = map[Stream]*strings.Builder{}
+			}
+			if rec.streams[s] == nil {
+				rec.streams[s] = &strings.Builder{}
+			}
+			rec.streams[s].Write(p)
 			rec.order = append(rec.order, "log")
 			rec.mu.Unlock()
 		},
@@ -68,6 +76,32 @@ func TestObserverSeesTheRunLive(t *testing.T) {
 	assert.InDelta(t, 200, *last.Total, 0)
 	assert.Equal(t, "step", *last.Message)
 	assert.LessOrEqual(t, len(rec.progress), 200)
+}
+
+// stdout, stderr and runtime.log reach the observer as three streams,
+// whatever the code does with sys.stderr; the observer sees them all.
+func TestObserverSeparatesStreams(t *testing.T) {
+	r := sharedRunner(t)
+	rec := &recorder{}
+	code := "import sys, io, runtime\ndef main(args):\n    print('out 1')\n    print('err 1', file=sys.stderr)\n" +
+		"    runtime.log.info('log 1')\n    sys.stderr = io.StringIO()\n    runtime.log.error('log 2 ' + 'é' * 9000)\n" +
+		"    print('out 2', flush=True)\n    sys.__stderr__.write('err 2\\n')\n    return {}\n"
+	res := run(t, r, code, nil, func(j *Job) { j.Observer = rec.observer() })
+	requireCompleted(t, res)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	text := func(s Stream) string {
+		if b := rec.streams[s]; b != nil {
+			return b.String()
+		}
+		return ""
+	}
+	assert.Equal(t, "out 1\nout 2\n", text(StreamStdout))
+	assert.Equal(t, "err 1\nerr 2\n", text(StreamStderr))
+	assert.Equal(t, "[info] log 1\n[error] log 2 "+strings.Repeat("é", 9000)+"\n", text(StreamLog))
+	for _, line := range []string{"out 1\n", "err 2\n", "[info] log 1\n"} {
+		assert.Contains(t, rec.logs.String(), line)
+	}
 }
 
 // runtime.progress refuses what is not a number (or a str message) with

@@ -25,7 +25,8 @@ func TestReadResultFrameWithProgress(t *testing.T) {
 	wire.Write(lengthPrefixed(`{"ok":true,"output":"{}"}`))
 	var got []Progress
 	f := new(resultFrame)
-	require.NoError(t, readResultFrame(&wire, f, func(p Progress) { got = append(got, p) }))
+	sink := liveSink{progress: func(p Progress) { got = append(got, p) }, log: func([]byte) { t.Error("log delivered") }}
+	require.NoError(t, readResultFrame(&wire, f, sink))
 	require.True(t, f.OK)
 	require.True(t, f.prepared)
 	require.Len(t, got, 2)
@@ -46,7 +47,41 @@ func TestReadResultFrameRejectsBadProgress(t *testing.T) {
 		"truncated":       {preparedByte, progressByte, 0, 0},
 	} {
 		f := new(resultFrame)
-		err := readResultFrame(bytes.NewReader(wire), f, func(Progress) { t.Errorf("%s: progress delivered", name) })
+		sink := liveSink{progress: func(Progress) { t.Errorf("%s: progress delivered", name) }, log: func([]byte) {}}
+		err := readResultFrame(bytes.NewReader(wire), f, sink)
 		require.Error(t, err, name)
+	}
+}
+
+// runtime.log lines between preparedByte and the result reach the log
+// sink in order with progress; one before the code runs, or past its
+// bound, is not taken.
+func TestReadResultFrameWithLogLines(t *testing.T) {
+	var wire bytes.Buffer
+	wire.WriteByte(preparedByte)
+	wire.WriteByte(logByte)
+	wire.Write(lengthPrefixed("[info] one\n"))
+	wire.WriteByte(progressByte)
+	wire.Write(lengthPrefixed(`{"progress":1}`))
+	wire.WriteByte(logByte)
+	wire.Write(lengthPrefixed("[error] two\n"))
+	wire.Write(lengthPrefixed(`{"ok":true,"output":"{}"}`))
+	var got []string
+	sink := liveSink{
+		progress: func(Progress) { got = append(got, "progress") },
+		log:      func(p []byte) { got = append(got, string(p)) },
+	}
+	f := new(resultFrame)
+	require.NoError(t, readResultFrame(&wire, f, sink))
+	require.True(t, f.OK)
+	require.Equal(t, []string{"[info] one\n", "progress", "[error] two\n"}, got)
+
+	for name, wire := range map[string][]byte{
+		"before prepared": append([]byte{logByte}, lengthPrefixed("[info] x\n")...),
+		"too large":       append([]byte{preparedByte, logByte}, lengthPrefixed(strings.Repeat("x", maxLogFrame+1))...),
+		"truncated":       {preparedByte, logByte, 0, 0, 0, 9, 'x'},
+	} {
+		sink := liveSink{progress: func(Progress) {}, log: func([]byte) { t.Errorf("%s: log delivered", name) }}
+		require.Error(t, readResultFrame(bytes.NewReader(wire), new(resultFrame), sink), name)
 	}
 }

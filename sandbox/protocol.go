@@ -19,10 +19,11 @@ const initVerb = "__skillgate_sandbox_init__"
 const (
 	fdCtl    = 3 // host -> init: one length-prefixed initConfig, then EOF = die
 	fdStatus = 4 // init -> host: JSON lines (statusEvent)
-	fdLog    = 5 // stdout+stderr of Python
+	fdStdout = 5 // stdout of Python
 	fdJob    = 6 // host -> Python: the job (jobMessage), then EOF
 	fdResult = 7 // Python -> host: "R" when ready, then one resultFrame
-	fdEgress = 8 // init -> host (runs with network): the proxy listener's fd
+	fdStderr = 8 // stderr of Python
+	fdEgress = 9 // init -> host (runs with network): the proxy listener's fd
 )
 
 // readyByte is what Python writes on its result pipe once it waits for a job.
@@ -116,9 +117,16 @@ func (f *resultFrame) errorType() string {
 	return t
 }
 
+// liveSink takes what the code reports on the result pipe while it runs.
+type liveSink struct {
+	progress func(Progress)
+	log      func([]byte)
+}
+
 // readResultFrame reads the optional preparedByte, the progress reports
-// that follow it (handed to progress) and the result frame.
-func readResultFrame(r io.Reader, f *resultFrame, progress func(Progress)) error {
+// and runtime.log lines that follow it (handed to sink) and the result
+// frame.
+func readResultFrame(r io.Reader, f *resultFrame, sink liveSink) error {
 	var first [1]byte
 	for {
 		if _, err := io.ReadFull(r, first[:]); err != nil {
@@ -133,7 +141,14 @@ func readResultFrame(r io.Reader, f *resultFrame, progress func(Progress)) error
 			if err := readFrame(r, maxProgressFrame, &p); err != nil {
 				return fmt.Errorf("read progress: %w", err)
 			}
-			progress(p)
+			sink.progress(p)
+			continue
+		case first[0] == logByte && f.prepared:
+			line, err := readRawFrame(r, maxLogFrame)
+			if err != nil {
+				return fmt.Errorf("read log line: %w", err)
+			}
+			sink.log(line)
 			continue
 		}
 		return readFrame(io.MultiReader(bytes.NewReader(first[:]), r), maxResultFrame, f)
@@ -158,22 +173,31 @@ func writeFrame(w io.Writer, v any) error {
 
 // readFrame reads one frame of at most limit bytes into v.
 func readFrame(r io.Reader, limit int, v any) error {
-	var hdr [4]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return fmt.Errorf("read frame header: %w", err)
-	}
-	n := binary.BigEndian.Uint32(hdr[:])
-	if int64(n) > int64(limit) {
-		return fmt.Errorf("frame of %d bytes exceeds %d", n, limit)
-	}
-	data := make([]byte, n)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return fmt.Errorf("read frame body: %w", err)
+	data, err := readRawFrame(r, limit)
+	if err != nil {
+		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("decode frame: %w", err)
 	}
 	return nil
+}
+
+// readRawFrame reads one frame of at most limit bytes.
+func readRawFrame(r io.Reader, limit int) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, fmt.Errorf("read frame header: %w", err)
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if int64(n) > int64(limit) {
+		return nil, fmt.Errorf("frame of %d bytes exceeds %d", n, limit)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf("read frame body: %w", err)
+	}
+	return data, nil
 }
 
 // check validates a result frame against the job: the output is JSON of at

@@ -15,7 +15,7 @@ const (
 	endResult   end = iota // the runtime sent its result frame
 	endDied                // the sandbox ended without a result
 	endTimeout             // wall clock
-	endLogs                // stdout+stderr past the hard cap
+	endLogs                // the logs past the hard cap
 	endCanceled            // the caller's context
 	endClosed              // the Runner is closing
 )
@@ -88,7 +88,8 @@ func (sb *sandbox) readResult(o *Observer) <-chan *resultFrame {
 	frames := make(chan *resultFrame, 1)
 	go func() {
 		f := new(resultFrame)
-		if readResultFrame(sb.result, f, o.progress) != nil {
+		sink := liveSink{progress: o.progress, log: func(p []byte) { _, _ = sb.logs.write(StreamLog, p) }}
+		if readResultFrame(sb.result, f, sink) != nil {
 			f = nil
 		}
 		frames <- f
@@ -228,7 +229,7 @@ func (sb *sandbox) serveEgress(e Egress) (stop func()) {
 		return func() {}
 	}
 	done := make(chan struct{})
-	note := func(line string) { _, _ = sb.logs.Write([]byte(line)) }
+	note := func(line string) { _, _ = sb.logs.write(StreamLog, []byte(line)) }
 	go func() {
 		defer close(done)
 		e.Serve(sb.egressL, note)

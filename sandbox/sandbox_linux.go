@@ -39,7 +39,8 @@ type sandbox struct {
 	jobW     *os.File // job pipe (closed once the job is written)
 	jobOnce  sync.Once
 	result   *os.File // read end of Python's result pipe
-	logR     *os.File
+	stdoutR  *os.File
+	stderrR  *os.File
 	statusR  *os.File
 	logs     *logBuffer
 	logDone  chan struct{}
@@ -53,13 +54,14 @@ type sandbox struct {
 	tornDown sync.Once
 }
 
-// pipes are the parent's and the child's ends, in child fd order 3..7.
-type pipes struct{ parent, child [5]*os.File }
+// pipes are the parent's and the child's ends, in child fd order 3..8
+// (fdCtl..fdStderr).
+type pipes struct{ parent, child [6]*os.File }
 
 func newPipes() (*pipes, error) {
 	p := &pipes{}
-	// Child reads ctl and job; it writes status, log and result.
-	childReads := [5]bool{true, false, false, true, false}
+	// Child reads ctl and job; it writes status, stdout, result and stderr.
+	childReads := [6]bool{true, false, false, true, false, false}
 	for i := range p.child {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -210,18 +212,30 @@ func (sb *sandbox) start(r *Runner) error {
 // adopt keeps the parent's ends of p, closes the child's and starts
 // reading the status and log pipes.
 func (sb *sandbox) adopt(p *pipes) {
-	sb.ctl, sb.statusR, sb.logR, sb.jobW, sb.result = p.parent[0], p.parent[1], p.parent[2], p.parent[3], p.parent[4]
+	sb.ctl, sb.statusR, sb.stdoutR, sb.jobW, sb.result, sb.stderrR = p.parent[0], p.parent[1], p.parent[2], p.parent[3], p.parent[4], p.parent[5]
 	for _, f := range p.child {
 		_ = f.Close()
 	}
 	go sb.status.read(sb.statusR)
-	go func() {
-		_, _ = io.Copy(sb.logs, sb.logR)
-		close(sb.logDone)
-	}()
+	go sb.copyLogs()
 }
 
-func (r *Runner) initCommand(child [5]*os.File) *exec.Cmd {
+// copyLogs copies Python's stdout and stderr into the logs until both
+// pipes end, then closes logDone.
+func (sb *sandbox) copyLogs() {
+	var wg sync.WaitGroup
+	for s, f := range map[Stream]*os.File{StreamStdout: sb.stdoutR, StreamStderr: sb.stderrR} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = io.Copy(sb.logs.stream(s), f)
+		}()
+	}
+	wg.Wait()
+	close(sb.logDone)
+}
+
+func (r *Runner) initCommand(child [6]*os.File) *exec.Cmd {
 	// The Runner's name marks its pid 1s (in ps, and for the tests'
 	// leftover checks); pid 1 ignores it.
 	cmd := exec.Command("/proc/self/exe", initVerb, r.name)
@@ -407,7 +421,7 @@ func (sb *sandbox) doTeardown() error {
 	if sb.jobW != nil {
 		sb.closeJob()
 		<-sb.logDone
-		for _, f := range []*os.File{sb.ctl, sb.result, sb.logR, sb.statusR} {
+		for _, f := range []*os.File{sb.ctl, sb.result, sb.stdoutR, sb.stderrR, sb.statusR} {
 			_ = f.Close()
 		}
 	}

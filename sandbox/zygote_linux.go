@@ -135,7 +135,7 @@ func (z *zygote) alive() bool {
 
 // fork asks the template for a keeper holding the child ends of pipes
 // and configured by cfg (a JSON zygoteConfig).
-func (z *zygote) fork(child [5]*os.File, cfg []byte) error {
+func (z *zygote) fork(child [6]*os.File, cfg []byte) error {
 	fds := make([]int, len(child))
 	for i, f := range child {
 		fds[i] = int(f.Fd())

@@ -44,8 +44,9 @@ type Conn struct {
 	listener string
 	remote   string
 	cfg      *Config
-	handler  Handler // nil: no application methods
-	inline   Inliner // handler's inline methods, when it declares any
+	handler  Handler   // nil: no application methods
+	bound    ConnState // the handler's state of this connection; set once in serve
+	inline   Inliner   // handler's inline methods, when it declares any
 	// inlineReq is reused by every inline request: only the read loop,
 	// which runs one at a time, uses it.
 	inlineReq Request
@@ -74,9 +75,6 @@ type Conn struct {
 	pending      map[string]chan callResult // outbound calls awaiting a response
 	ka           keepaliveState
 	draining     bool
-	principal    any
-	onClose      []func()
-	finished     bool        // the read loop has ended and close hooks ran
 	reason       CloseReason // first reason wins
 	closeErr     error
 
@@ -132,34 +130,10 @@ func (c *Conn) TLSState() *tls.ConnectionState {
 	return nil
 }
 
-// SetPrincipal attaches the authenticated identity (set by the handler of
-// the initialization method); Principal returns it.
-func (c *Conn) SetPrincipal(p any) {
-	c.mu.Lock()
-	c.principal = p
-	c.mu.Unlock()
-}
-
-// Principal returns the identity set by SetPrincipal, or nil.
-func (c *Conn) Principal() any {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.principal
-}
-
-// OnClose registers f to run once the connection has closed (at once if it
-// already has). Use it to release what a connection holds, such as a slot
-// of a per-identity connection limit.
-func (c *Conn) OnClose(f func()) {
-	c.mu.Lock()
-	if !c.finished {
-		c.onClose = append(c.onClose, f)
-		c.mu.Unlock()
-		return
-	}
-	c.mu.Unlock()
-	f()
-}
+// State returns the value the Handler bound to the connection (see
+// Binder), or nil. It is set before the first request is read and never
+// changes.
+func (c *Conn) State() ConnState { return c.bound }
 
 // Done is closed once the connection has closed.
 func (c *Conn) Done() <-chan struct{} { return c.done }
@@ -180,6 +154,9 @@ func (c *Conn) Reason() CloseReason {
 
 // serve runs the read loop until the connection ends.
 func (c *Conn) serve() {
+	if b, ok := c.handler.(Binder); ok {
+		c.bound = b.Bind(c) // off the accept loop, before any request
+	}
 	if err := c.handshake(); err != nil {
 		c.Log(zerolog.InfoLevel).Err(err).Msg("TLS handshake failed")
 		c.closeWith(ReasonHandshake, err)
@@ -614,11 +591,10 @@ func (c *Conn) finish() {
 	c.failPending()
 	c.fr.Reset(nil, 0)
 	c.mu.Lock()
-	reason, hooks := c.reason, c.onClose
-	c.onClose, c.finished = nil, true
+	reason := c.reason
 	c.mu.Unlock()
-	for _, f := range hooks {
-		f()
+	if c.bound != nil {
+		c.bound.Closed()
 	}
 	c.Log(zerolog.DebugLevel).Str("reason", reason.String()).Dur("age", time.Since(c.started)).Msg("connection closed")
 	close(c.done)

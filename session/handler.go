@@ -39,6 +39,25 @@ type Handler interface {
 	Handle(ctx context.Context, req *Request) (any, error)
 }
 
+// Binder is implemented by Handlers that keep state per connection (who
+// it is, what it holds). Bind is called once per connection, when it is
+// accepted and before its first request is read, on the connection's own
+// goroutine; what it returns is the connection's State for as long as it
+// lives, and its Closed is where the connection is torn down.
+type Binder interface {
+	Bind(c *Conn) ConnState
+}
+
+// ConnState is a Handler's value for one connection. Closed is called
+// exactly once, after the connection has closed (its requests' contexts
+// are canceled by then; handlers may still be returning). It must not
+// block for long: it runs on the connection's last goroutine. The value is
+// shared by the connection's concurrent requests, so it guards its own
+// fields.
+type ConnState interface {
+	Closed()
+}
+
 // Inliner is implemented by Handlers that can answer some methods on the
 // connection's read loop instead of a goroutine of their own. Inline
 // answers cost no goroutine or stack growth and leave in the same write as

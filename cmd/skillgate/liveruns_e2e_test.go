@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -58,6 +59,33 @@ type liveClient struct {
 
 func dialLive(t *testing.T, addr string, tlsConf *tls.Config, token string) *liveClient {
 	t.Helper()
+	return dialLiveWith(t, token, func(cfg session.Config) (*session.Conn, error) {
+		return session.Dial(t.Context(), addr, tlsConf, cfg, nil)
+	})
+}
+
+// dialLiveSmallWindow dials a plain TCP connection whose receive buffer is
+// as small as the kernel allows, so that a client that stops reading makes
+// the gateway's queue back up at once instead of after megabytes of kernel
+// buffers.
+func dialLiveSmallWindow(t *testing.T, addr string) *liveClient {
+	t.Helper()
+	return dialLiveWith(t, "", func(cfg session.Config) (*session.Conn, error) {
+		d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			var serr error
+			err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+			return errors.Join(err, serr)
+		}}
+		nc, err := d.DialContext(t.Context(), "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return session.NewClientConn(nc, cfg, nil)
+	})
+}
+
+func dialLiveWith(t *testing.T, token string, connect func(session.Config) (*session.Conn, error)) *liveClient {
+	t.Helper()
 	lc := &liveClient{t: t, events: map[string][]runEvent{}}
 	cfg := session.ClientConfig()
 	cfg.OnNotification = func(_ *session.Conn, method string, params []byte) {
@@ -75,7 +103,7 @@ func dialLive(t *testing.T, addr string, tlsConf *tls.Config, token string) *liv
 		lc.events[ev.RunID] = append(lc.events[ev.RunID], ev)
 		lc.mu.Unlock()
 	}
-	conn, err := session.Dial(t.Context(), addr, tlsConf, cfg, nil)
+	conn, err := connect(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	init := map[string]any{"protocol_version": "1.0"}
@@ -120,6 +148,7 @@ type liveRunObject struct {
 	OutputBlobs []string `json:"output_blobs"`
 	LogsPreview string   `json:"logs_preview"`
 	LogsBlob    string   `json:"logs_blob"`
+	DurationMS  int64    `json:"duration_ms"`
 	Error       *struct{ Type, Message string }
 	Retry       *struct {
 		MaxAttempts int `json:"max_attempts"`
@@ -129,7 +158,8 @@ type liveRunObject struct {
 
 // requireWellFormed checks a run's complete event stream: started first,
 // finished last, seq 1, 2, 3… without holes (a gap event stands for the
-// seqs it names), and returns its log text.
+// seqs it names, a merged log event those from its from_seq), and returns
+// the text of its stdout log events.
 func requireWellFormed(t *testing.T, evs []runEvent, requestID string) string {
 	t.Helper()
 	require.NotEmpty(t, evs)
@@ -138,17 +168,24 @@ func requireWellFormed(t *testing.T, evs []runEvent, requestID string) string {
 	var logs strings.Builder
 	var prev uint64
 	for i, ev := range evs {
-		if ev.Type == "gap" {
+		switch {
+		case ev.Type == "gap":
 			require.Equal(t, prev+1, ev.FromSeq, "gap %d of %d: %+v", i, len(evs), ev)
 			require.Equal(t, ev.ToSeq, ev.Seq)
-		} else {
+		case ev.FromSeq != 0: // log events merged under backpressure
+			require.Equal(t, "log", ev.Type)
+			require.Equal(t, prev+1, ev.FromSeq, "merged event %d of %d: %+v", i, len(evs), ev)
+			require.Greater(t, ev.Seq, ev.FromSeq)
+		default:
 			require.Equal(t, prev+1, ev.Seq, "event %d of %d: %+v", i, len(evs), ev)
 		}
 		prev = ev.Seq
 		require.Equal(t, requestID, ev.RequestID)
 		if ev.Type == "log" {
-			require.Equal(t, "log", ev.Stream)
-			logs.WriteString(ev.Text)
+			require.Contains(t, []string{"stdout", "stderr", "log"}, ev.Stream)
+			if ev.Stream == "stdout" {
+				logs.WriteString(ev.Text)
+			}
 		}
 	}
 	return logs.String()
@@ -221,6 +258,38 @@ func TestStreamedRunEvents(t *testing.T) {
 			require.NoError(t, lc.call("list_runs", `{}`, nil))
 			assert.Len(t, lc.eventsOf(run.RunID), len(evs))
 		})
+	}
+}
+
+// What a streamed run writes to stdout, to stderr and with runtime.log
+// arrives as log events of three streams, each stream whole and in order;
+// logs_preview holds all three.
+func TestStreamedRunStreams(t *testing.T) {
+	requireSandbox(t)
+	g := startGateway(t, "--sandbox-workers", "1")
+	lc := dialLive(t, g.addrs["tcp"], nil, "")
+	code, _ := json.Marshal("import sys, runtime\ndef main(args):\n    for i in range(50):\n" +
+		"        print('out', i)\n        print('err', i, file=sys.stderr)\n        runtime.log.info('log %d' % i)\n    return {}\n")
+	var run liveRunObject
+	require.NoError(t, lc.call("run_code", `{"language":"python","code":`+string(code)+`,"stream":true}`, &run))
+	require.Equal(t, "completed", run.Status, "%+v", run)
+	evs := lc.eventsOf(run.RunID)
+	requireWellFormed(t, evs, "cl-2")
+	got := map[string]string{}
+	for _, ev := range evs {
+		if ev.Type == "log" {
+			got[ev.Stream] += ev.Text
+		}
+	}
+	want := map[string]*strings.Builder{"stdout": {}, "stderr": {}, "log": {}}
+	for i := range 50 {
+		fmt.Fprintf(want["stdout"], "out %d\n", i)
+		fmt.Fprintf(want["stderr"], "err %d\n", i)
+		fmt.Fprintf(want["log"], "[info] log %d\n", i)
+	}
+	for stream, text := range want {
+		assert.Equal(t, text.String(), got[stream], stream)
+		assert.Contains(t, run.LogsPreview, strings.SplitAfter(text.String(), "\n")[49], stream)
 	}
 }
 
@@ -371,26 +440,64 @@ func TestManyStreamedRunsOnOneConnection(t *testing.T) {
 	assert.Equal(t, 50, n)
 }
 
-// A run that prints 200,000 lines to a client that reads its events slowly,
-// on a connection whose queue bound is far smaller than the logs: the
-// client is not cut off, and every line reaches it through the events and
-// the logs blob.
+// A run that prints 200,000 lines to a client that stops reading its
+// events, on a connection whose queue bound is far smaller than the logs:
+// the run finishes while the client reads nothing (the sandbox is not held
+// up), the client is not cut off and, once it reads again, gets what was
+// left compacted (merged log events, gap events) in a well-formed stream.
+// Every line stays available through watch_run and the logs blob.
 func TestChattyRunSlowReader(t *testing.T) {
 	requireSandbox(t)
-	g := startGateway(t, "--sandbox-workers", "1", "--max-message-size", "65536", "--max-queued-bytes", "65536")
-	lc := dialLive(t, g.addrs["tcp"], nil, "")
-	lc.slow = func() { time.Sleep(5 * time.Millisecond) } // a slow reader, not a timing assertion
-	code, _ := json.Marshal("import sys\ndef main(args):\n    for i in range(200000):\n        sys.stdout.write('%d\\n' % (i % 10))\n    return {}\n")
+	// Keepalives and write deadlines would rightly cut a client that
+	// reads nothing for as long as the run takes on a loaded machine.
+	g := startGateway(t, "--sandbox-workers", "1", "--max-message-size", "131072", "--max-queued-bytes", "131072",
+		"--write-timeout", "10m", "--keepalive-interval", "10m")
+	lc := dialLiveSmallWindow(t, g.addrs["tcp"])
+	paused, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	lc.slow = func() { once.Do(func() { close(paused); <-release }) }
+	// Lines of control characters, which JSON escapes six-fold: the
+	// events (5 MB) outweigh the kernel's loopback buffers while the logs
+	// stay under their 1 MiB cap.
+	code, _ := json.Marshal("import sys\ndef main(args):\n    for i in range(200000):\n        sys.stdout.write('\\x01\\x02\\x03%c\\n' % (48 + i % 10))\n    return {}\n")
 	var run liveRunObject
-	require.NoError(t, lc.call("run_code", `{"language":"python","code":`+string(code)+`,"stream":true}`, &run))
+	called := make(chan error, 1)
+	go func() {
+		called <- lc.call("run_code", `{"language":"python","code":`+string(code)+`,"stream":true}`, &run)
+	}()
+	<-paused
+
+	other := dialLive(t, g.addrs["tcp"], nil, "")
+	var list struct{ Runs []runRef }
+	require.NoError(t, other.call("list_runs", `{"limit":1}`, &list))
+	require.Len(t, list.Runs, 1)
+	id := list.Runs[0].RunID
+	var obj liveRunObject
+	for i := 0; i < 10 && obj.Status != "completed"; i++ { // each wait is bounded by wait_ms
+		require.NoError(t, other.call("get_run", `{"run_id":"`+id+`","wait_ms":60000}`, &obj))
+	}
+	require.Equal(t, "completed", obj.Status, "the run finished while its client read nothing")
+	t.Logf("the run took %d ms while its client read nothing", obj.DurationMS)
+
+	close(release)
+	require.NoError(t, <-called)
 	require.Equal(t, "completed", run.Status, "%+v", run)
-	evs := lc.eventsOf(run.RunID)
+	evs := lc.eventsOf(id)
+	requireWellFormed(t, evs, "cl-2")
+	compacted := 0
+	for _, ev := range evs {
+		if ev.Type == "gap" || ev.FromSeq != 0 {
+			compacted++
+		}
+	}
+	assert.Positive(t, compacted, "the stream was compacted: %d events", len(evs))
+
 	var want strings.Builder
 	for i := range 200000 {
-		fmt.Fprintf(&want, "%d\n", i%10)
+		fmt.Fprintf(&want, "\x01\x02\x03%d\n", i%10)
 	}
-	// Dropped events would show as gap events; every line is kept here.
-	assert.Equal(t, want.String(), requireWellFormed(t, evs, "cl-2"))
+	require.NoError(t, other.call("watch_run", `{"run_id":"`+id+`"}`, nil))
+	assert.Equal(t, want.String(), requireWellFormed(t, other.eventsOf(id), "cl-2"), "watch_run replays every line")
 	require.NotEmpty(t, run.LogsBlob)
 	var blob struct {
 		Content   string

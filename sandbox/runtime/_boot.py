@@ -22,12 +22,11 @@ import importlib  # noqa: E402
 import json  # noqa: E402
 import linecache  # noqa: E402
 import resource  # noqa: E402
-import struct  # noqa: E402
 import traceback  # noqa: E402
 import types  # noqa: E402
 
 import runtime  # noqa: E402
-from runtime import _skills, blobs  # noqa: E402
+from runtime import _pipe, _skills, blobs  # noqa: E402
 
 
 def read_job():
@@ -42,10 +41,9 @@ def read_job():
 
 
 def send(obj):
-    data = json.dumps(obj, ensure_ascii=True).encode("ascii")
-    view = memoryview(struct.pack(">I", len(data)) + data)
-    while view:
-        view = view[os.write(RESULT_FD, view):]
+    # Untagged, after the lock: a thread of the code still reporting
+    # cannot cut into the result frame.
+    _pipe.send(b"", json.dumps(obj, ensure_ascii=True).encode("ascii"))
 
 
 def limit_cpu(seconds):
@@ -123,6 +121,7 @@ def print_traceback(exc):
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
+    _pipe.settle((1,))  # the traceback after what the code printed
     try:
         traceback.print_exception(type(exc), exc, tb, file=sys.__stderr__)
     except BaseException:

@@ -7,12 +7,11 @@ sent; a report that completes the work (progress == total) always is.
 
 import json
 import math
-import os
-import struct
 import threading
 import time
 
-RESULT_FD = 4
+from . import _pipe
+
 MIN_INTERVAL = 0.05
 MESSAGE_LIMIT = 256
 
@@ -46,6 +45,4 @@ def progress(done, total=None, message=None):
         _last[0] = now
         data = json.dumps({"progress": done, "total": total, "message": message},
                           ensure_ascii=True).encode("ascii")
-        view = memoryview(b"G" + struct.pack(">I", len(data)) + data)
-        while view:
-            view = view[os.write(RESULT_FD, view):]
+        _pipe.send(b"G", data)

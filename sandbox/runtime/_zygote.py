@@ -3,7 +3,7 @@
 One long-lived Python per Runner, started by the gateway in a user and a
 mount namespace of its own, with the runtime already imported. It never
 runs job code: for each sandbox the gateway sends it the run's
-configuration and five pipe ends over the socket on fd 3, and it clones
+configuration and six pipe ends over the socket on fd 3, and it clones
 the sandbox's pid 1 straight into fresh mount, pid, network, IPC and UTS
 namespaces. pid 1 builds a private root and pivots into it while the
 gateway moves it into the run's cgroup, enters a fresh cgroup namespace
@@ -32,7 +32,7 @@ LIB_MOUNT = "/opt/skillgate"
 INIT_VERB = "__skillgate_sandbox_init__"
 SOCK_FD = 3
 SANDBOX_UID = 1000
-MAX_FDS = 5
+MAX_FDS = 6
 MAX_MSG = 1 << 20
 
 CLONE_NEWNS = 0x00020000
@@ -268,7 +268,7 @@ def fail(status, exc):
 
 
 def pid1(cfg, fds, stamps):
-    ctl, status, logw, job, result = fds
+    ctl, status, stdout, job, result, stderr = fds
     os.setsid()
     build_root(cfg)
     check(libc.sethostname(HOSTNAME.encode(), len(HOSTNAME)), "sethostname")
@@ -290,7 +290,7 @@ def pid1(cfg, fds, stamps):
             fail(err_fd, exc)
         os._exit(1)
     stamps.append(now())
-    for fd in (logw, job, result):
+    for fd in (stdout, job, result, stderr):
         os.close(fd)
     send(status, {"ev": "spawned", "landlock": cfg["landlock"]["abi"], "t": stamps})
     threading.Thread(target=watch_ctl, args=(ctl,), daemon=True).start()
@@ -456,12 +456,13 @@ def pivot(r, nr):
 
 
 def job_process(cfg, fds):
-    ctl, status, logw, job, result = fds
+    ctl, status, stdout, job, result, stderr = fds
     gc.enable()  # the job's own objects are collected as usual
     os.setsid()
     limit_python(cfg)
-    # 1, 2: the log; 3: the job; 4: the result. Nothing else stays open.
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in (logw, logw, job, result)]
+    # 1, 2: stdout and stderr; 3: the job; 4: the result. Nothing else
+    # stays open.
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in (stdout, stderr, job, result)]
     for target, fd in zip((1, 2, 3, 4), high):
         os.dup2(fd, target)
     drop_bounding_set()
