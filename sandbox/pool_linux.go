@@ -40,7 +40,7 @@ func (r *Runner) refiller() {
 	defer close(r.refillDone)
 	backoff := 100 * time.Millisecond
 	for {
-		for deficit := r.poolSize - len(r.pool); deficit > 0 && !r.isClosing(); deficit = r.poolSize - len(r.pool) {
+		for deficit := r.poolDeficit(); deficit > 0 && !r.isClosing(); deficit = r.poolDeficit() {
 			idle := r.cfg.Workers - int(r.running.Load())
 			if err := r.refillBatch(max(1, min(deficit, idle))); err != nil {
 				r.log.Error().Err(err).Msg("sandbox: warm start failed")
@@ -59,6 +59,8 @@ func (r *Runner) refiller() {
 		}
 	}
 }
+
+func (r *Runner) poolDeficit() int { return int(r.poolSize.Load()) - len(r.pool) }
 
 // refillBatch starts n sandboxes at once and pools them; only the
 // refiller adds to the pool, so there is room.

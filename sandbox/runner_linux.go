@@ -50,8 +50,8 @@ type Runner struct {
 
 	// poolSize is WarmPool cut to WarmMemoryBytes by the measured
 	// warmBytes of one warm sandbox.
-	poolSize  int
-	warmBytes int64
+	poolSize  atomic.Int64
+	warmBytes atomic.Int64
 
 	pool        chan *sandbox // ready sandboxes
 	refill      chan struct{}
@@ -116,7 +116,7 @@ func New(cfg Config) (*Runner, error) {
 func (r *Runner) logReady() {
 	ev := r.log.Info().Int("workers", r.cfg.Workers).Int("warm_pool", r.cfg.WarmPool).
 		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python).Bool("zygote", r.zygoteOn).
-		Int64("warm_sandbox_bytes", r.warmBytes).Int("warm_pool_size", r.poolSize)
+		Int64("warm_sandbox_bytes", r.warmBytes.Load()).Int64("warm_pool_size", r.poolSize.Load())
 	for _, kv := range r.enforcement.Pairs() {
 		if kv[0] != "gap" {
 			ev = ev.Str(kv[0], kv[1])
@@ -155,13 +155,13 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 		mode:       mode,
 		log:        cfg.Logger,
 		name:       cgroupPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]),
-		poolSize:   cfg.WarmPool,
 		sem:        make(chan struct{}, cfg.Workers),
 		pool:       make(chan *sandbox, max(cfg.WarmPool, 1)),
 		refill:     make(chan struct{}, 1),
 		refillDone: make(chan struct{}),
 		closing:    make(chan struct{}),
 	}
+	r.poolSize.Store(int64(cfg.WarmPool))
 	if err := r.makeWorkDir(); err != nil {
 		return nil, err
 	}
@@ -362,8 +362,20 @@ func (r *Runner) teardown(sb *sandbox) {
 
 // Stats returns the current load.
 func (r *Runner) Stats() Stats {
-	return Stats{Running: int(r.running.Load()), Queued: int(r.queued.Load()), WarmReady: len(r.pool),
-		WarmSandboxBytes: r.warmBytes, TemplateRestarts: int(r.zygoteRestarts.Load())}
+	return Stats{Running: int(r.running.Load()), Queued: int(r.queued.Load()), WarmReady: len(r.pool)}
+}
+
+// WarmSandboxBytes is the memory one warm sandbox takes (the sum of its
+// processes' proportional set sizes), measured by the start-up self-check;
+// 0 when it could not be measured.
+func (r *Runner) WarmSandboxBytes() int64 { return r.warmBytes.Load() }
+
+// TemplateRestarts counts sandbox templates that exited and were replaced.
+func (r *Runner) TemplateRestarts() int { return int(r.zygoteRestarts.Load()) }
+
+// Zygote reports whether sandboxes are forked from a template.
+func (r *Runner) Zygote() bool {
+	return r.zygoteOn
 }
 
 // Close kills every sandbox (runs in flight return ErrClosed), waits for

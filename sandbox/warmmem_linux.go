@@ -66,9 +66,8 @@ func (r *Runner) sizePool(sb *sandbox) {
 		r.log.Warn().Err(err).Msg("sandbox: cannot measure a warm sandbox's memory; the pool is not bounded by --sandbox-warm-memory")
 		return
 	}
-	r.warmBytes = mem
+	r.warmBytes.Store(mem)
 	if r.cfg.WarmMemoryBytes <= 0 {
-		r.poolSize = r.cfg.WarmPool
 		return
 	}
 	fit := int(r.cfg.WarmMemoryBytes / mem)
@@ -76,5 +75,5 @@ func (r *Runner) sizePool(sb *sandbox) {
 		r.log.Warn().Int("warm_pool", r.cfg.WarmPool).Int("fits", fit).Int64("sandbox_bytes", mem).
 			Int64("budget_bytes", r.cfg.WarmMemoryBytes).Msg("sandbox: the warm pool is cut to fit --sandbox-warm-memory")
 	}
-	r.poolSize = min(r.cfg.WarmPool, fit)
+	r.poolSize.Store(int64(min(r.cfg.WarmPool, fit)))
 }

@@ -79,7 +79,7 @@ func TestZygoteTemplateOutOfReach(t *testing.T) {
 	requireCompleted(t, run(t, r, trivialCode, nil))
 	assert.Equal(t, before, templatePid(t, r), "the template survived")
 	assert.True(t, processAlive(before))
-	assert.Zero(t, r.Stats().TemplateRestarts)
+	assert.Zero(t, r.TemplateRestarts())
 }
 
 // TestZygoteKilledRunsLeaveTemplate times a run out and cancels another:
@@ -91,7 +91,7 @@ func TestZygoteKilledRunsLeaveTemplate(t *testing.T) {
 	assert.Equal(t, ErrTypeTimeout, res.Error.Type)
 	requireCompleted(t, run(t, r, trivialCode, nil))
 	assert.Equal(t, before, templatePid(t, r))
-	assert.Zero(t, r.Stats().TemplateRestarts)
+	assert.Zero(t, r.TemplateRestarts())
 }
 
 // TestZygoteCrashedTemplateIsReplaced kills the template: the next run
@@ -110,7 +110,7 @@ func TestZygoteCrashedTemplateIsReplaced(t *testing.T) {
 	}
 	requireCompleted(t, run(t, r, trivialCode, nil))
 	assert.NotEqual(t, before, templatePid(t, r))
-	assert.Equal(t, 1, r.Stats().TemplateRestarts)
+	assert.Equal(t, 1, r.TemplateRestarts())
 }
 
 // TestZygoteOffStartsFromScratch covers the path without a template: the
@@ -144,8 +144,8 @@ func TestParseZygoteMode(t *testing.T) {
 // no pool; the size of one is measured either way.
 func TestWarmMemoryBoundsPool(t *testing.T) {
 	r := ownRunner(t, func(c *Config) { c.WarmPool, c.WarmMemoryBytes = 4, 1<<20 })
-	assert.Positive(t, r.Stats().WarmSandboxBytes)
-	assert.Less(t, r.poolSize, 4)
+	assert.Positive(t, r.WarmSandboxBytes())
+	assert.Less(t, r.poolSize.Load(), int64(4))
 	requireCompleted(t, run(t, r, trivialCode, nil))
 }
 
