@@ -89,6 +89,9 @@ type Config struct {
 	// with the runtime imported) instead of started from scratch; ""
 	// means ZygoteAuto.
 	Zygote ZygoteMode
+	// breakZygote makes the template fail at start: tests cover the
+	// fallback of ZygoteAuto.
+	breakZygote bool
 	// forceRlimits makes a Runner limit memory and processes with rlimits
 	// even where it could use cgroups: tests cover that path as root too.
 	forceRlimits bool

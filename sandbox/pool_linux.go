@@ -33,16 +33,15 @@ func (r *Runner) kick() {
 }
 
 // refiller keeps the pool at poolSize sandboxes. It starts as many at
-// once as there are idle workers (at least one), so the pool follows
-// demand without crowding out running jobs: while every worker runs, it
-// starts one at a time. Failed starts back off.
+// once as refillWidth allows (at least one), so the pool follows demand
+// without crowding out running jobs: while every worker runs, it starts
+// one at a time. Failed starts back off.
 func (r *Runner) refiller() {
 	defer close(r.refillDone)
 	backoff := 100 * time.Millisecond
 	for {
 		for deficit := r.poolDeficit(); deficit > 0 && !r.isClosing(); deficit = r.poolDeficit() {
-			idle := r.cfg.Workers - int(r.running.Load())
-			if err := r.refillBatch(max(1, min(deficit, idle))); err != nil {
+			if err := r.refillBatch(max(1, min(deficit, r.refillWidth()))); err != nil {
 				r.log.Error().Err(err).Msg("sandbox: warm start failed")
 				if !r.sleep(backoff) {
 					return
@@ -58,6 +57,17 @@ func (r *Runner) refiller() {
 			return
 		}
 	}
+}
+
+// refillWidth is how many sandboxes to start at once: one per idle
+// worker; from a template one more, since such a start mostly waits on
+// forks and the cgroup move rather than using a core.
+func (r *Runner) refillWidth() int {
+	idle := r.cfg.Workers - int(r.running.Load())
+	if r.zygoteOn {
+		idle++
+	}
+	return idle
 }
 
 func (r *Runner) poolDeficit() int { return int(r.poolSize.Load()) - len(r.pool) }

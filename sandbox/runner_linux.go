@@ -90,9 +90,6 @@ func New(cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	err = r.checkZygote()
-	if err == nil {
-		err = r.selfCheck()
-	}
 	if err != nil && r.mode == ModeRootless && r.cgroups != nil {
 		// A delegated cgroup can be writable and still refuse to take
 		// the sandbox (delegation rules on moving processes): rlimits

@@ -128,6 +128,20 @@ func TestZygoteAutoUsesTemplate(t *testing.T) {
 	assert.True(t, r.zygoteOn)
 }
 
+// TestZygoteFailureFallsBack: in auto mode a template that does not work
+// leaves sandboxes started from scratch; in on mode New refuses.
+func TestZygoteFailureFallsBack(t *testing.T) {
+	r := ownRunner(t, func(c *Config) { c.Zygote, c.breakZygote = ZygoteAuto, true })
+	assert.False(t, r.zygoteOn)
+	requireCompleted(t, run(t, r, trivialCode, nil))
+
+	cfg := testConfig()
+	cfg.Zygote, cfg.breakZygote, cfg.WarmPool = ZygoteOn, true, 0
+	_, err := New(cfg)
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "sandbox template")
+}
+
 func TestParseZygoteMode(t *testing.T) {
 	for in, want := range map[string]ZygoteMode{"": ZygoteAuto, "auto": ZygoteAuto, " on ": ZygoteOn, "off": ZygoteOff} {
 		got, err := ParseZygoteMode(in)

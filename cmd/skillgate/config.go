@@ -142,7 +142,7 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
-	fs.StringVar(&c.SandboxZygote, "sandbox-zygote", string(sandbox.ZygoteOff), "on, off or auto: fork each sandbox from a template that has Python and the runtime loaded (auto: when it passes the start-up self-check) instead of starting it from scratch")
+	fs.StringVar(&c.SandboxZygote, "sandbox-zygote", string(sandbox.ZygoteAuto), "on, off or auto: fork each sandbox from a template that has Python and the runtime loaded (auto: when it passes the start-up self-check) instead of starting it from scratch")
 	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
 	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: two per worker; 0: cold starts)")
 	fs.Int64Var(&c.SandboxWarmMemory, "sandbox-warm-memory", 0, "bytes the warm sandboxes may take together; the pool shrinks to fit (0: no bound beyond --sandbox-warm-pool)")
