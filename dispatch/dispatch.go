@@ -17,31 +17,36 @@ import (
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/transport"
 )
 
 // MethodFunc implements one method. It returns a value that marshals to a
 // JSON object, or an error that ToWire can map.
 type MethodFunc func(ctx context.Context, call *Call) (any, error)
 
-// Call is one method invocation, from either front door. A method must not
+// Call is one method invocation, from any front door. A method must not
 // keep its Call after it returns: Calls are recycled.
 type Call struct {
 	Method string          // canonical name
 	Params json.RawMessage // a JSON object
-	Front  string          // metrics.FrontFramed or metrics.FrontHTTP
-	Conn   *session.Conn   // the framed connection; nil over HTTP
-	Remote string          // the HTTP client's address; framed calls use Conn
+	Front  string          // the front door's metrics label (metrics.FrontFramed, FrontHTTP, FrontMCP)
+	Conn   *session.Conn   // the framed connection; nil at other front doors
+	Remote string          // the client's address at other front doors; framed calls use Conn
 	log    *zerolog.Logger
 	// Identity is who makes the call, once authorized.
 	Identity *auth.Identity
-	// authErr is why an HTTP request's credentials were refused.
+	// authErr is why the credentials of a call from another front door
+	// were refused.
 	authErr error
-	// req is the framed request; httpID the id of an HTTP call.
+	// req is the framed request; httpID the id of a call from another
+	// front door.
 	req    *session.Request
 	httpID string
-	// stream delivers the call's notifications over HTTP (server-sent
-	// events); nil where the client did not ask for a stream.
-	stream func(ctx context.Context, method string, params any) error
+	// stream delivers the call's notifications at front doors other than
+	// the framed transport (server-sent events, MCP notifications); nil
+	// where the caller cannot receive them, which noStream explains.
+	stream   Notifier
+	noStream string
 }
 
 // ErrNoStream is Call.Notify's error where the call's front door cannot
@@ -67,14 +72,18 @@ func (c *Call) CanNotify() bool { return c.Conn != nil || c.stream != nil }
 // Notify sends a notification to the caller while the call runs: on the
 // framed transport a JSON-RPC notification, waiting while the
 // connection's queue is past its share (session.Conn.Notify); over HTTP
-// a server-sent event when the client asked for a stream. Elsewhere it
-// returns ErrNoStream.
+// a server-sent event when the client asked for a stream; elsewhere the
+// front door's Notifier. Without any it returns ErrNoStream.
 func (c *Call) Notify(ctx context.Context, method string, params any) error {
 	switch {
 	case c.Conn != nil:
 		return c.Conn.Notify(ctx, method, params)
 	case c.stream != nil:
-		return c.stream(ctx, method, params)
+		obj, err := transport.MarshalObject(params)
+		if err != nil {
+			return err
+		}
+		return c.stream(ctx, method, obj)
 	}
 	return ErrNoStream
 }

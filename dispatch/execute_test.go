@@ -141,7 +141,7 @@ func TestFailedRunsAreResults(t *testing.T) {
 				rerr := tc.err
 				return &sandbox.Result{Status: sandbox.StatusFailed, Error: &rerr, Logs: "Traceback…", Duration: time.Second}, nil
 			})
-			res, err := httpCaller{t, e.http.URL}.call("run_code", `{"language":"python","code":"x"}`)
+			res, err := e.httpFront("").call("run_code", `{"language":"python","code":"x"}`)
 			require.Nil(t, err, "execution failures are not protocol errors")
 			var run RunResult
 			require.NoError(t, json.Unmarshal(res, &run))
@@ -188,13 +188,13 @@ func TestExecutionErrors(t *testing.T) {
 
 func TestSandboxOverloadedAndUnavailable(t *testing.T) {
 	e, _ := newExecEnv(t, func(sandbox.Job) (*sandbox.Result, error) { return nil, sandbox.ErrOverloaded })
-	_, err := httpCaller{t, e.http.URL}.call("run_code", `{"language":"python","code":"x"}`)
+	_, err := e.httpFront("").call("run_code", `{"language":"python","code":"x"}`)
 	require.NotNil(t, err)
 	assert.Equal(t, transport.StringOverloaded, err.EffectiveCode())
 	require.NotNil(t, err.Retry)
 
 	u := newEnvOpts(t, examplesDir(), 1024, func(o *Options) { o.RunnerUnavailable = "user namespaces are disabled" })
-	_, err = httpCaller{t, u.http.URL}.call("execute_skill", `{"name":"acme.math.add"}`)
+	_, err = u.httpFront("").call("execute_skill", `{"name":"acme.math.add"}`)
 	require.NotNil(t, err)
 	assert.Equal(t, transport.StringSandboxUnavailable, err.EffectiveCode())
 	assert.Contains(t, err.Details, "user namespaces")
@@ -208,7 +208,7 @@ func TestSecretsPassedOnlyWhenDeclared(t *testing.T) {
 		"[permissions]\nsecrets = [\"ACME_API_KEY\", \"ACME_MISSING\"]\n"
 	writeSkill(t, dir, "acme.api.call", "1.0.0", map[string]string{"skill.toml": toml})
 	e, r := newExecEnvIn(t, dir, completed(`{}`))
-	_, err := httpCaller{t, e.http.URL}.call("execute_skill", `{"name":"acme.api.call"}`)
+	_, err := e.httpFront("").call("execute_skill", `{"name":"acme.api.call"}`)
 	require.Nil(t, err)
 	assert.Equal(t, map[string]string{"ACME_API_KEY": "k-123"}, r.last().Env)
 }

@@ -5,15 +5,17 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
-// Front is a front door beyond the framed transport and POST /rpc (the
-// MCP front door, for one): it invokes methods of the shared table as an
-// identity, with the same authorization, rate limits, logging and error
-// mapping, counted in metrics under its own "front" label.
+// Front is a front door beyond the framed transport (POST /rpc and the
+// MCP front door): it invokes methods of the shared table as an identity,
+// with the same authorization, rate limits, logging and error mapping,
+// counted in metrics under its own "front" label.
 type Front struct {
 	d    *Dispatcher
 	name string
@@ -36,32 +38,79 @@ func (f *Front) Authenticate(token string, state *tls.ConnectionState) (*auth.Id
 	return id, err
 }
 
-// AuthenticateRequest reads an HTTP request's credentials as /rpc does
+// AuthenticateRequest reads an HTTP request's credentials
 // ("Authorization: Bearer <token>" or the verified client certificate),
 // counting refusals under this front door's label.
 func (f *Front) AuthenticateRequest(r *http.Request) (*auth.Identity, error) {
-	token, err := bearerToken(r)
+	id, err := f.Credentials(r)
 	if err != nil {
 		f.d.authFailed(f.name, err)
+	}
+	return id, err
+}
+
+// Credentials reads an HTTP request's credentials as AuthenticateRequest
+// does, without counting a refusal: a front door that passes it on as
+// Request.AuthErr has it counted once per call it refuses.
+func (f *Front) Credentials(r *http.Request) (*auth.Identity, error) {
+	token, err := bearerToken(r)
+	if err != nil {
 		return nil, err
 	}
-	return f.Authenticate(token, r.TLS)
+	return f.d.authn.Authenticate(token, r.TLS)
+}
+
+// bearerToken is the token of "Authorization: Bearer <token>"; "" without
+// the header.
+func bearerToken(r *http.Request) (string, error) {
+	v := r.Header.Get("Authorization")
+	if v == "" {
+		return "", nil
+	}
+	scheme, rest, _ := strings.Cut(v, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", auth.ErrBadCredentials
+	}
+	return strings.TrimSpace(rest), nil
+}
+
+// Metrics are the gateway's metrics, for a front door's own counters.
+func (f *Front) Metrics() *metrics.Metrics { return f.d.opts.Metrics }
+
+// Notifier delivers a notification to the caller of a call while the
+// call runs: the run_event notifications of a streamed run (params as in
+// docs/live-runs.md). An error ends the stream; the call then fails.
+type Notifier func(ctx context.Context, method string, params json.RawMessage) error
+
+// Request is one method call arriving at a front door.
+type Request struct {
+	Method string
+	Params json.RawMessage // a JSON object; empty or null means {}
+	// Identity is who makes the call; nil answers AUTH_REQUIRED, with
+	// AuthErr as the reason when the credentials were refused.
+	Identity *auth.Identity
+	AuthErr  error
+	Remote   string // the client's address, for the logs
+	// ID is the caller's request id as text, echoed as request_id in the
+	// run's events; "" when the caller has none.
+	ID string
+	// Notify receives the call's notifications; nil where the caller
+	// cannot receive any: a streamed run is then refused, with NoStream
+	// (what the caller would have to do instead) as the reason.
+	Notify   Notifier
+	NoStream string
 }
 
 // Invoke runs method with params (a JSON object) as id, from remote (a
-// client address for the logs). A nil id with a non-nil authErr answers
-// AUTH_REQUIRED. The result is the method's JSON object; a failure is
-// always a *transport.Error in the Skills Protocol's shapes.
+// client address for the logs), for a caller that takes no notifications.
 func (f *Front) Invoke(ctx context.Context, id *auth.Identity, remote, method string, params json.RawMessage) (json.RawMessage, *transport.Error) {
-	if len(params) == 0 || string(params) == "null" {
-		params = transport.EmptyObject
-	}
-	var authErr error
-	if id == nil {
-		authErr = auth.ErrNoCredentials
-	}
-	res, err := f.d.invoke(ctx, &Call{Method: method, Params: params, Front: f.name, Remote: remote,
-		log: &f.d.opts.Logger, Identity: id, authErr: authErr})
+	return f.Serve(ctx, &Request{Method: method, Params: params, Identity: id, Remote: remote})
+}
+
+// Serve runs one call. The result is the method's JSON object; a failure
+// is always a *transport.Error in the Skills Protocol's shapes.
+func (f *Front) Serve(ctx context.Context, r *Request) (json.RawMessage, *transport.Error) {
+	res, err := f.call(ctx, r)
 	if err != nil {
 		return nil, ToWire(err)
 	}
@@ -71,4 +120,19 @@ func (f *Front) Invoke(ctx context.Context, id *auth.Identity, remote, method st
 		return nil, transport.ErrInternal
 	}
 	return obj, nil
+}
+
+// call runs r and answers the method's value, for a front door that
+// encodes it itself.
+func (f *Front) call(ctx context.Context, r *Request) (any, error) {
+	params := r.Params
+	if len(params) == 0 || string(params) == "null" {
+		params = transport.EmptyObject
+	}
+	authErr := r.AuthErr
+	if r.Identity == nil && authErr == nil {
+		authErr = auth.ErrNoCredentials
+	}
+	return f.d.invoke(ctx, &Call{Method: r.Method, Params: params, Front: f.name, Remote: r.Remote,
+		log: &f.d.opts.Logger, Identity: r.Identity, authErr: authErr, httpID: r.ID, stream: r.Notify, noStream: r.NoStream})
 }

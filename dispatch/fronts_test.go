@@ -1,12 +1,10 @@
 package dispatch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -31,14 +29,14 @@ func TestMain(m *testing.M) {
 }
 
 // env is a dispatcher over a temporary skills folder and an in-memory
-// blob store, reachable through both front doors.
+// blob store, reachable through the framed transport and through Front
+// (the entry of POST /rpc, whose own tests are httpfront's).
 type env struct {
 	t       *testing.T
 	d       *Dispatcher
 	metrics *metrics.Metrics
 	reg     *skills.Registry
 	blobs   blob.Store
-	http    *httptest.Server
 }
 
 const testMaxMessage = 64 << 10
@@ -67,9 +65,7 @@ func newEnvOpts(t *testing.T, skillsDir string, maxBlob int64, mutate func(*Opti
 		mutate(&opts)
 	}
 	e.d = New(opts)
-	e.http = httptest.NewServer(e.d.HTTPHandler(HTTPOptions{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage}))
 	t.Cleanup(func() {
-		e.http.Close()
 		_ = reg.Close()
 		_ = e.blobs.Close()
 	})
@@ -132,45 +128,33 @@ func (f framedCaller) call(method, params string) (json.RawMessage, *transport.E
 	return res, nil
 }
 
+// httpCaller calls as POST /rpc does: through Front under the "http"
+// label, with the credentials of a request carrying authorization (no
+// Authorization header when empty).
 type httpCaller struct {
-	t   *testing.T
-	url string
+	t             *testing.T
+	f             *Front
+	authorization string
+}
+
+func (e *env) httpFront(authorization string) httpCaller {
+	return httpCaller{e.t, e.d.Front(metrics.FrontHTTP), authorization}
 }
 
 func (h httpCaller) name() string { return "http" }
 
 func (h httpCaller) call(method, params string) (json.RawMessage, *transport.Error) {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s,"id":7}`, method, params)
-	status, out := postRPC(h.t, h.url, body)
-	require.Equal(h.t, http.StatusOK, status, "protocol errors are HTTP 200: %s", out)
-	var resp struct {
-		ID     json.RawMessage `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
+	r := httptest.NewRequest(http.MethodPost, "/rpc", nil)
+	if h.authorization != "" {
+		r.Header.Set("Authorization", h.authorization)
 	}
-	require.NoError(h.t, json.Unmarshal(out, &resp))
-	require.Equal(h.t, "7", string(resp.ID))
-	if resp.Error != nil {
-		te, err := transport.DecodeError(resp.Error)
-		require.NoError(h.t, err)
-		return nil, te
-	}
-	return resp.Result, nil
-}
-
-func postRPC(t *testing.T, url, body string) (int, []byte) {
-	t.Helper()
-	resp, err := http.Post(url+"/rpc", "application/json", bytes.NewBufferString(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, out
+	id, err := h.f.Credentials(r)
+	return h.f.Serve(h.t.Context(), &Request{Method: method, Params: json.RawMessage(params), Identity: id, AuthErr: err, Remote: "test", ID: "7"})
 }
 
 // fronts returns a caller for each front door.
 func (e *env) fronts() []caller {
-	return []caller{framedCaller{e.t, e.framed()}, httpCaller{e.t, e.http.URL}}
+	return []caller{framedCaller{e.t, e.framed()}, e.httpFront("")}
 }
 
 // writeSkill writes a minimal valid skill package.

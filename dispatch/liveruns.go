@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/blob"
-	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/transport"
@@ -46,11 +45,11 @@ func readRunMode(p *params) runMode {
 	return modePlain
 }
 
-// noStreamReason explains why a call cannot receive run_event.
+// noStreamReason explains why a call cannot receive run_event: in the
+// words of its front door when it gave some.
 func noStreamReason(call *Call) string {
-	if call.Front == metrics.FrontHTTP {
-		return "needs a response streamed as server-sent events: send the request alone (not in a batch, " +
-			"with an id) and with the header Accept: text/event-stream"
+	if call.noStream != "" {
+		return call.noStream
 	}
 	return "cannot be delivered on this connection"
 }

@@ -38,7 +38,6 @@ func BenchmarkRunEventDelivery(b *testing.B) {
 	})
 	// newEnvOpts registers its cleanups on a T that never ends: close here.
 	defer func() {
-		e.http.Close()
 		_ = e.reg.Close()
 		_ = e.blobs.Close()
 	}()

@@ -85,7 +85,7 @@ func TestParameterErrors(t *testing.T) {
 // that aborts the connection, as the transport specification requires.
 func TestNonIntegerNumbers(t *testing.T) {
 	e := newEnv(t, examplesDir())
-	h := httpCaller{t, e.http.URL}
+	h := e.httpFront("")
 	checkError(t, h, paramCase{"list_skills", `{"limit":2.5}`, transport.StringInvalidParams, "limit"})
 	res, err := h.call("list_skills", `{"limit":2.00}`)
 	require.Nil(t, err, "every spelling of an integer is accepted")
@@ -349,7 +349,7 @@ func TestInitialize(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, transport.StringAlreadyInitialized, te.EffectiveCode())
 
-	h := httpCaller{t, e.http.URL}
+	h := e.httpFront("")
 	_, werr := h.call("Initialize", `{"protocol_version":"1.0"}`)
 	require.NotNil(t, werr, "HTTP needs no Initialize and does not offer it")
 	assert.Equal(t, transport.StringMethodNotFound, werr.EffectiveCode())

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/httpfront"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skills"
@@ -27,6 +29,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The sandbox's pid 1 is this test binary re-executed.
+	sandbox.MaybeInit()
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/fsnotify/fsnotify.(*inotify).readEvents"))
 }
 
@@ -47,17 +51,22 @@ type fixture struct {
 
 func newFixture(tb testing.TB, dir string, opts Options) *fixture {
 	tb.Helper()
+	return newRunnerFixture(tb, dir, opts, cannedRunner{})
+}
+
+func newRunnerFixture(tb testing.TB, dir string, opts Options, runner dispatch.Runner) *fixture {
+	tb.Helper()
 	reg, err := skills.NewRegistry(skills.Options{Dir: dir, Logger: zerolog.Nop()})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = reg.Close() })
 	blobs := blob.NewMemStore(blob.MemOptions{})
 	tb.Cleanup(func() { _ = blobs.Close() })
-	d := dispatch.New(dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs, Runner: cannedRunner{},
+	d := dispatch.New(dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs, Runner: runner,
 		Info: dispatch.Info{MaxMessageSize: 1 << 20}})
 	opts.Front, opts.Skills, opts.Logger = d.Front(metrics.FrontMCP), reg, zerolog.Nop()
 	srv, err := New(opts)
 	require.NoError(tb, err)
-	front := d.HTTPHandler(dispatch.HTTPOptions{MaxBodyBytes: 1 << 20, MaxResponseBytes: 1 << 20})
+	front := httpfront.New(d.Front(metrics.FrontHTTP), httpfront.Options{MaxBodyBytes: 1 << 20, MaxResponseBytes: 1 << 20})
 	front.Handle("/mcp", srv.HTTPHandler(HTTPOptions{Authenticate: opts.Front.AuthenticateRequest, MaxBodyBytes: 1 << 20}))
 	hs := httptest.NewServer(front)
 	tb.Cleanup(hs.Close)
@@ -206,4 +215,48 @@ func BenchmarkToolsList1000(b *testing.B) {
 			b.Fatalf("%d tools", n)
 		}
 	}
+}
+
+// eventsRunner reports progress and writes a log line before it
+// completes, as a run that streams does.
+type eventsRunner struct{}
+
+func (eventsRunner) Run(_ context.Context, job sandbox.Job) (*sandbox.Result, error) {
+	total, msg := 2.0, "half"
+	if o := job.Observer; o != nil {
+		o.Started(0)
+		o.Log([]byte("working\n"))
+		o.Progress(sandbox.Progress{Done: 1, Total: &total, Message: &msg})
+		o.Progress(sandbox.Progress{Done: 2, Total: &total})
+	}
+	return &sandbox.Result{Status: sandbox.StatusCompleted, Output: json.RawMessage(`{"sum":3}`), Logs: "working\n"}, nil
+}
+
+// BenchmarkToolsCallStreamed is tools/call of a run that reports progress
+// and logs, with a progressToken and a log level set: the cost of turning
+// run events into MCP notifications, against BenchmarkToolsCallHTTP.
+func BenchmarkToolsCallStreamed(b *testing.B) {
+	f := newRunnerFixture(b, writeSkills(b, 1), Options{}, eventsRunner{})
+	var progress, logs atomic.Int64
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
+		LoggingMessageHandler:       func(context.Context, *mcp.LoggingMessageRequest) { logs.Add(1) },
+	})
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.http.URL + "/mcp", MaxRetries: -1}, nil)
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = cs.Close() })
+	require.NoError(b, cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
+	b.ResetTimer()
+	for b.Loop() {
+		p := &mcp.CallToolParams{Name: "acme.s0.run", Arguments: map[string]any{"a": 1, "b": 2}}
+		p.SetProgressToken("bench")
+		res, err := cs.CallTool(ctx, p)
+		if err != nil || res.IsError {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(progress.Load())/float64(b.N), "progress/op")
+	b.ReportMetric(float64(logs.Load())/float64(b.N), "logs/op")
 }

@@ -72,7 +72,7 @@ func (s *Server) readSkillFile(name, version, p string) mcp.ResourceHandler {
 			if err != nil {
 				return nil, err
 			}
-			raw, err := s.invoke(ctx, req, dispatch.MethodReadSkillFile, params)
+			raw, err := s.invoke(ctx, req, dispatch.MethodReadSkillFile, params, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -125,7 +125,7 @@ func (s *Server) readBlob(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.invoke(ctx, req, dispatch.MethodReadBlob, params)
+	raw, err := s.invoke(ctx, req, dispatch.MethodReadBlob, params, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (s *Server) getPrompt(name string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		raw, err := s.invoke(ctx, req, dispatch.MethodDescribeSkill, params)
+		raw, err := s.invoke(ctx, req, dispatch.MethodDescribeSkill, params, nil)
 		if err != nil {
 			return nil, err
 		}

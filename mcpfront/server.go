@@ -99,7 +99,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // HTTPOptions configure the Streamable HTTP endpoint.
 type HTTPOptions struct {
 	// Authenticate identifies the request's caller (bearer token or client
-	// certificate), as dispatch.HTTPFront.Authenticate does.
+	// certificate), as dispatch.Front.AuthenticateRequest does.
 	Authenticate func(*http.Request) (*sgauth.Identity, error)
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes int64

@@ -13,14 +13,15 @@ import (
 	"github.com/skillgate/skillgate/transport"
 )
 
-// invoke runs a Skills Protocol method for an MCP request.
-func (s *Server) invoke(ctx context.Context, req mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
+// invoke runs a Skills Protocol method for an MCP request; notify, when
+// not nil, receives the notifications of a streamed run.
+func (s *Server) invoke(ctx context.Context, req mcp.Request, method string, params json.RawMessage, notify dispatch.Notifier) (json.RawMessage, error) {
 	id := s.identity(req)
 	if id == nil {
 		return nil, rpcError(transport.AppError(transport.StringAuthRequired, "Authentication required.").
 			WithDetails(ErrNoIdentity.Error()))
 	}
-	res, e := s.opts.Front.Invoke(ctx, id, "mcp", method, params)
+	res, e := s.opts.Front.Serve(ctx, &dispatch.Request{Method: method, Params: params, Identity: id, Remote: "mcp", Notify: notify})
 	if e != nil {
 		return nil, rpcError(e)
 	}
@@ -53,7 +54,9 @@ func (s *Server) runSkill(name string) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage(`{}`)
 		}
-		call := map[string]any{"name": name, "args": args}
+		// The run streams its events, which become the call's
+		// notifications.
+		call := map[string]any{"name": name, "args": args, "stream": true}
 		if ids := blobArgs(args); len(ids) > 0 {
 			call["input_blobs"] = ids
 		}
@@ -61,7 +64,7 @@ func (s *Server) runSkill(name string) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
-		res, err := s.invoke(ctx, req, dispatch.MethodExecuteSkill, params)
+		res, err := s.invoke(ctx, req, dispatch.MethodExecuteSkill, params, s.runNotifier(req))
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +177,11 @@ func (s *Server) addProtocolTools() {
 
 func (s *Server) protocolHandler(pt protocolTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, err := s.invoke(ctx, req, pt.method, req.Params.Arguments)
+		params, notify := json.RawMessage(req.Params.Arguments), dispatch.Notifier(nil)
+		if pt.run {
+			params, notify = withStream(params), s.runNotifier(req)
+		}
+		res, err := s.invoke(ctx, req, pt.method, params, notify)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/s3blob"
+	"github.com/skillgate/skillgate/httpfront"
 	"github.com/skillgate/skillgate/runs"
 
 	"github.com/rs/zerolog"
@@ -289,7 +290,7 @@ func (c *serveConfig) validateLocal() error {
 	if c.DrainTimeout < 0 {
 		errs = append(errs, errors.New("--drain-timeout must not be negative"))
 	}
-	if err := (dispatch.HTTPOptions{AllowedOrigins: c.HTTPOrigins, AllowedHosts: c.HTTPHosts}).Validate(); err != nil {
+	if err := (httpfront.Options{AllowedOrigins: c.HTTPOrigins, AllowedHosts: c.HTTPHosts}).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--http-allowed-origins/--http-allowed-hosts: %w", err))
 	}
 	errs = append(errs, c.validateEgress()...)

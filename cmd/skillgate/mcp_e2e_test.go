@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -500,4 +501,78 @@ func BenchmarkMCPToolsCallVsRPC(b *testing.B) {
 			resp.Body.Close()
 		}
 	})
+}
+
+// Over stdio, a tools/call with a progressToken gets the run's progress
+// reports in order, and its log lines at the level the request names:
+// the SDK's client speaks protocol 2026-07-28 over stdio, where the level
+// rides in each request's _meta rather than in logging/setLevel.
+func TestMCPStdioProgressAndLogs(t *testing.T) {
+	requireSandbox(t)
+	var mu sync.Mutex
+	var progress []*mcp.ProgressNotificationParams
+	var logs []*mcp.LoggingMessageParams
+	cs := connectStdio(t, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, r.Params)
+			mu.Unlock()
+		},
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			mu.Lock()
+			logs = append(logs, r.Params)
+			mu.Unlock()
+		},
+	}, "--skills-dir", exampleSkills(t), "--sandbox-workers", "1")
+	ctx := mcpContext(t)
+	const code = "import time, runtime\ndef main(args):\n    for i in range(3):\n        print('line %d' % i)\n" +
+		"        runtime.progress(i + 1, 3, 'step %d' % (i + 1))\n        time.sleep(0.15)\n    return {}\n"
+	run := func(token any, level mcp.LoggingLevel) {
+		p := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"language": "python", "code": code}}
+		if level != "" {
+			p.Meta = mcp.Meta{mcp.MetaKeyLogLevel: level}
+		}
+		if token != nil {
+			p.SetProgressToken(token)
+		}
+		res, err := cs.CallTool(ctx, p)
+		require.NoError(t, err)
+		require.False(t, res.IsError, textOf(res))
+	}
+	take := func() ([]*mcp.ProgressNotificationParams, []*mcp.LoggingMessageParams) {
+		mu.Lock()
+		defer mu.Unlock()
+		p, l := progress, logs
+		progress, logs = nil, nil
+		return p, l
+	}
+
+	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+	run(nil, "")
+	p, l := take()
+	assert.Empty(t, p, "no progressToken, no progress")
+	assert.Empty(t, l, "no log messages without a level")
+
+	run(nil, "error")
+	_, l = take()
+	assert.Empty(t, l, "nothing below the level")
+
+	run("stdio", "debug")
+	p, l = take()
+	require.NotEmpty(t, p)
+	last := 0.0
+	for _, n := range p {
+		assert.Equal(t, "stdio", n.ProgressToken)
+		assert.Greater(t, n.Progress, last)
+		last = n.Progress
+		assert.EqualValues(t, 3, n.Total)
+	}
+	assert.EqualValues(t, 3, last)
+	var text strings.Builder
+	for _, m := range l {
+		s, _ := m.Data.(string)
+		text.WriteString(s)
+		assert.Equal(t, "run_code", m.Logger)
+	}
+	assert.Equal(t, "line 0\nline 1\nline 2\n", text.String())
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/httpfront"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -67,7 +68,7 @@ type gateway struct {
 	framed  *session.Server
 	budget  *session.Budget // answer bytes held across the gateway; nil: no limit
 	rpc     *http.Server
-	front   *dispatch.HTTPFront
+	front   *httpfront.Server
 	mcp     mcpHolder // empty with --mcp=false
 	ops     *http.Server
 	errc    chan error // fatal listener errors
@@ -155,7 +156,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		return nil, err
 	}
 	g.framed = srv
-	g.front = d.HTTPHandler(dispatch.HTTPOptions{
+	g.front = httpfront.New(d.Front(metrics.FrontHTTP), httpfront.Options{
 		MaxBodyBytes:     int64(sc.MaxMessageSize),
 		MaxResponseBytes: sc.MaxMessageSize,
 		BodyTimeout:      sc.FrameTimeout,
@@ -171,7 +172,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		}
 	}
 	g.rpc = &http.Server{
-		Handler:           d.ServeHTTPWithLogging(g.front),
+		Handler:           httpfront.WithAccessLog(g.front, log.With().Str("component", "dispatch").Logger()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          httpErrorLog(log),
@@ -204,7 +205,7 @@ func (g *gateway) listen() error {
 		if err != nil {
 			return fmt.Errorf("--http-listen: %w", err)
 		}
-		ln = dispatch.LimitHTTPListener(ln, g.cfg.MaxHTTPConns, g.metrics)
+		ln = httpfront.LimitListener(ln, g.cfg.MaxHTTPConns, g.metrics)
 		if g.cfg.HTTPTLSCert != "" {
 			tc, err := loadTLS(g.cfg.HTTPTLSCert, g.cfg.HTTPTLSKey, g.cfg.HTTPTLSClientCA, "--http-tls")
 			if err != nil {
@@ -352,7 +353,7 @@ wait:
 	httpDone := make(chan struct{})
 	go func() {
 		defer close(httpDone)
-		if !dispatch.ShutdownHTTP(drainCtx, g.rpc, g.front, httpAnswerGrace) {
+		if !httpfront.Shutdown(drainCtx, g.rpc, g.front, httpAnswerGrace) {
 			g.log.Warn().Msg("drain timeout reached; HTTP requests in flight answered SERVER_SHUTDOWN")
 		}
 	}()

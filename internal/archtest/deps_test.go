@@ -14,7 +14,8 @@ const module = "github.com/skillgate/skillgate"
 
 // allowed lists, for every package of the module on its own, the project
 // packages its non-test code may import. Dependencies point one way:
-// transport <- session <- dispatch -> skills; sandbox, metrics and
+// transport <- session <- dispatch -> skills; the front doors httpfront
+// and mcpfront sit on dispatch; sandbox, metrics and
 // dispatch/auth and runs are leaves the others receive by injection; internal/pyname
 // holds the Python naming facts that skills, dispatch and sandbox all check,
 // so that none of them needs another for it. A package missing here fails
@@ -36,9 +37,10 @@ var allowed = map[string][]string{
 	"blob/s3blob":           {"blob"},
 	"session":               {"transport", "metrics"},
 	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs"},
+	"httpfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
 	"mcpfront":              {"transport", "skills", "blob", "dispatch", "dispatch/auth"},
 	"deploy":                {"internal/scaleouttest"},
-	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "mcpfront", "egress", "runs"},
+	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "egress", "runs"},
 	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
 }
 

@@ -1,4 +1,4 @@
-package dispatch
+package httpfront
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ type guard struct {
 	hosts   map[string]bool // extra host names accepted on loopback
 }
 
-func newGuard(opts HTTPOptions) guard {
+func newGuard(opts Options) guard {
 	g := guard{origins: map[string]bool{}, hosts: map[string]bool{}}
 	for _, o := range opts.AllowedOrigins {
 		g.origins[normalizeOrigin(o)] = true
@@ -36,7 +36,7 @@ func newGuard(opts HTTPOptions) guard {
 
 // Validate checks the options an operator gives: allowed origins must be
 // scheme://host[:port] and allowed hosts bare names.
-func (o HTTPOptions) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	for _, s := range o.AllowedOrigins {
 		u, err := url.Parse(s)
@@ -127,4 +127,12 @@ func (g guard) loopbackHost(hostport string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// quoteName quotes a name a client sent, cut short, for an error's details.
+func quoteName(name string) string {
+	if len(name) > 128 {
+		name = name[:128] + "…"
+	}
+	return string(transport.AppendString(nil, name))
 }

@@ -1,4 +1,4 @@
-package dispatch
+package httpfront
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -24,13 +26,13 @@ func TestHTTPDrainDeadlineAnswersInFlight(t *testing.T) {
 	entered := make(chan struct{}, 2)
 	release := make(chan struct{})
 	defer close(release)
-	e.d.Register("stuck", nil, func(context.Context, *Call) (any, error) {
+	e.d.Register("stuck", nil, func(context.Context, *dispatch.Call) (any, error) {
 		entered <- struct{}{}
 		<-release // ignores its context on purpose
 		return map[string]any{}, nil
 	})
 	budget := session.NewBudget(0) // no limit: it shows when an answer is accepted
-	front := e.d.HTTPHandler(HTTPOptions{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage, Budget: budget})
+	front := New(e.d.Front(metrics.FrontHTTP), Options{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage, Budget: budget})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
@@ -57,7 +59,7 @@ func TestHTTPDrainDeadlineAnswersInFlight(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the drain deadline has passed
-	assert.False(t, ShutdownHTTP(ctx, srv, front, 10*time.Second))
+	assert.False(t, Shutdown(ctx, srv, front, 10*time.Second))
 
 	r := <-single
 	assert.Equal(t, http.StatusOK, r.status)
@@ -78,7 +80,7 @@ func TestHTTPDrainDeadlineAnswersInFlight(t *testing.T) {
 // A drain that finishes in time answers normally and reports so.
 func TestHTTPDrainInTime(t *testing.T) {
 	e := newEnv(t, "")
-	front := e.d.HTTPHandler(HTTPOptions{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage})
+	front := New(e.d.Front(metrics.FrontHTTP), Options{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
@@ -87,14 +89,14 @@ func TestHTTPDrainInTime(t *testing.T) {
 	assert.Equal(t, "ok", a.code())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	assert.True(t, ShutdownHTTP(ctx, srv, front, time.Second))
+	assert.True(t, Shutdown(ctx, srv, front, time.Second))
 }
 
 // After the front door expired, a request is answered SERVER_SHUTDOWN
 // without running.
 func TestHTTPExpiredRefusesNewCalls(t *testing.T) {
 	e := newEnv(t, "")
-	front, srv := e.serveHTTP(HTTPOptions{})
+	front, srv := e.serveHTTP(Options{})
 	front.Expire()
 	front.Expire() // idempotent
 	status, a, _ := post(t, srv.URL, listCall, nil)

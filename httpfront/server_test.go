@@ -1,14 +1,20 @@
-package dispatch
+package httpfront
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
+	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/sandbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -118,7 +124,7 @@ func TestHTTPStatuses(t *testing.T) {
 // counted, and the connection lives on.
 func TestPanicRecovered(t *testing.T) {
 	e := newEnv(t, "")
-	e.d.Register("boom", nil, func(context.Context, *Call) (any, error) { panic("kaboom") })
+	e.d.Register("boom", nil, func(context.Context, *dispatch.Call) (any, error) { panic("kaboom") })
 	for _, c := range e.fronts() {
 		_, err := c.call("boom", `{}`)
 		require.NotNil(t, err)
@@ -130,4 +136,72 @@ func TestPanicRecovered(t *testing.T) {
 	assert.Equal(t, 2.0, testutil.ToFloat64(e.metrics.Panics))
 	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "boom", "INTERNAL_ERROR")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("framed", "list_skills", "ok")))
+}
+
+// Refused credentials are protocol errors (200, AUTH_REQUIRED) with a
+// Bearer challenge; a good token, in any spelling of the scheme, passes.
+func TestAuthChallenge(t *testing.T) {
+	const token = "sgt_agent-token-for-tests"
+	path := filepath.Join(t.TempDir(), "auth.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("identities:\n  - name: agent\n    class: agent\n    tokens: ["+
+		auth.HashToken(token)+"]\n    methods: [\"*\"]\n    namespaces: [\"*\"]\n"), 0o600))
+	store, err := auth.Load(path, auth.Options{Logger: zerolog.Nop()})
+	require.NoError(t, err)
+	e := newEnvOpts(t, examplesDir(), func(o *dispatch.Options) { o.Authn = store })
+	for name, tc := range map[string]struct {
+		header, want string
+	}{
+		"no token":     {"", "AUTH_REQUIRED"},
+		"bad token":    {"Bearer sgt_nope", "AUTH_REQUIRED"},
+		"basic scheme": {"Basic dXNlcjpwdw==", "AUTH_REQUIRED"},
+		"good token":   {"Bearer " + token, "ok"},
+		"lowercase":    {"bearer " + token, "ok"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, e.http.URL+"/rpc", strings.NewReader(listCall))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var a rpcAnswer
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+			assert.Equal(t, http.StatusOK, resp.StatusCode, "auth failures are protocol errors")
+			assert.Equal(t, tc.want, a.code())
+			if tc.want != "ok" {
+				assert.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+			}
+		})
+	}
+	assert.Equal(t, 3.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "list_skills", "AUTH_REQUIRED")))
+}
+
+// cannedRunner completes every run at once.
+type cannedRunner struct{}
+
+func (cannedRunner) Run(context.Context, sandbox.Job) (*sandbox.Result, error) {
+	return &sandbox.Result{Status: sandbox.StatusCompleted, Output: json.RawMessage(`{}`)}, nil
+}
+
+// A streamed run needs server-sent events: a call that cannot have them
+// is told how to ask; one with Accept: text/event-stream gets its events,
+// then the response.
+func TestStreamNeedsEventStream(t *testing.T) {
+	e := newEnvOpts(t, examplesDir(), func(o *dispatch.Options) { o.Runner = cannedRunner{} })
+	const call = `{"jsonrpc":"2.0","id":"s1","method":"run_code","params":{"language":"python","code":"x","stream":true}}`
+	status, a, out := post(t, e.http.URL, call, nil)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "JSONRPC_INVALID_PARAMS", a.code(), "%s", out)
+	assert.Contains(t, a.Error.Data.Details, "Accept: text/event-stream")
+
+	status, _, out = post(t, e.http.URL, call, map[string][]string{"Accept": {"text/event-stream"}})
+	assert.Equal(t, http.StatusOK, status)
+	body := string(out)
+	assert.Contains(t, body, "event: run_event\ndata: ")
+	assert.Contains(t, body, `"request_id":"s1"`)
+	assert.Contains(t, body, `"type":"finished"`)
+	assert.Less(t, strings.Index(body, "event: run_event"), strings.Index(body, "event: response"), "the events come first")
 }

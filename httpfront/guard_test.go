@@ -1,4 +1,4 @@
-package dispatch
+package httpfront
 
 import (
 	"bytes"
@@ -9,15 +9,17 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
 // serveHTTP starts another HTTP front door of the env's dispatcher with
 // opts (body and answer limits default to the env's).
-func (e *env) serveHTTP(opts HTTPOptions) (*HTTPFront, *httptest.Server) {
+func (e *env) serveHTTP(opts Options) (*Server, *httptest.Server) {
 	e.t.Helper()
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = testMaxMessage
@@ -25,8 +27,8 @@ func (e *env) serveHTTP(opts HTTPOptions) (*HTTPFront, *httptest.Server) {
 	if opts.MaxResponseBytes == 0 {
 		opts.MaxResponseBytes = testMaxMessage
 	}
-	front := e.d.HTTPHandler(opts)
-	srv := httptest.NewServer(e.d.ServeHTTPWithLogging(front)) // as cmd serves it
+	front := New(e.d.Front(metrics.FrontHTTP), opts)
+	srv := httptest.NewServer(WithAccessLog(front, zerolog.Nop())) // as cmd serves it
 	e.t.Cleanup(srv.Close)
 	return front, srv
 }
@@ -92,7 +94,7 @@ const listCall = `{"jsonrpc":"2.0","method":"list_skills","params":{},"id":1}`
 // runs, and counted; well-formed requests pass.
 func TestHTTPBrowserGuards(t *testing.T) {
 	e := newEnv(t, "")
-	_, srv := e.serveHTTP(HTTPOptions{
+	_, srv := e.serveHTTP(Options{
 		AllowedOrigins: []string{"https://App.Example.com/"},
 		AllowedHosts:   []string{"gw.internal"},
 	})
@@ -150,8 +152,8 @@ func TestHTTPBrowserGuards(t *testing.T) {
 }
 
 func TestHTTPOptionsValidate(t *testing.T) {
-	assert.NoError(t, HTTPOptions{AllowedOrigins: []string{"https://a.example", "http://localhost:3000/"}, AllowedHosts: []string{"gw.example"}}.Validate())
-	for _, bad := range []HTTPOptions{
+	assert.NoError(t, Options{AllowedOrigins: []string{"https://a.example", "http://localhost:3000/"}, AllowedHosts: []string{"gw.example"}}.Validate())
+	for _, bad := range []Options{
 		{AllowedOrigins: []string{"a.example"}},
 		{AllowedOrigins: []string{"ftp://a.example"}},
 		{AllowedOrigins: []string{"https://a.example/path"}},

@@ -1,14 +1,14 @@
-package dispatch
+package httpfront
 
 import (
 	"context"
+	"encoding/json"
 	"mime"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -37,15 +37,11 @@ type sseWriter struct {
 	started bool
 }
 
-func (s *sseWriter) notify(ctx context.Context, method string, params any) error {
+func (s *sseWriter) notify(ctx context.Context, method string, params json.RawMessage) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	obj, err := transport.MarshalObject(params)
-	if err != nil {
-		return err
-	}
-	return s.event(method, transport.AppendNotification(nil, method, obj))
+	return s.event(method, transport.AppendNotification(nil, method, params))
 }
 
 func (s *sseWriter) event(name string, data []byte) error {
@@ -74,7 +70,7 @@ func (s *sseWriter) event(name string, data []byte) error {
 // events. It reports false, having written nothing, for bodies it does
 // not take (a batch, a notification, an invalid call): those are answered
 // as plain JSON.
-func (h *HTTPFront) serveStream(w http.ResponseWriter, r *http.Request, body []byte, who credentials) bool {
+func (h *Server) serveStream(w http.ResponseWriter, r *http.Request, body []byte, who credentials) bool {
 	if firstByte(body) == '[' {
 		return false
 	}
@@ -83,8 +79,8 @@ func (h *HTTPFront) serveStream(w http.ResponseWriter, r *http.Request, body []b
 		return false
 	}
 	s := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout}
-	call := &Call{Method: m.method, Params: m.params, Front: metrics.FrontHTTP, Remote: who.remote,
-		log: &h.d.opts.Logger, Identity: who.id, authErr: who.err, httpID: idString(m.id), stream: s.notify}
+	req := who.request(&m)
+	req.ID, req.Notify = idString(m.id), s.notify
 	// A stream may last as long as its run: the drain deadline ends it
 	// like any call still running then.
 	ctx, cancel := context.WithCancel(r.Context())
@@ -96,8 +92,8 @@ func (h *HTTPFront) serveStream(w http.ResponseWriter, r *http.Request, body []b
 		case <-ctx.Done():
 		}
 	}()
-	res, err := h.d.invoke(ctx, call)
-	out := h.encode(m.id, res, err)
+	res, e := h.front.Serve(ctx, req)
+	out := h.encode(m.id, res, e)
 	s.mu.Lock()
 	started := s.started
 	s.mu.Unlock()

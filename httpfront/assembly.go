@@ -1,4 +1,4 @@
-package dispatch
+package httpfront
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func newFallbacks(limit int) fallbacks {
 // is accepted only if it fits beside the room promised to the calls still
 // to come, and only if the gateway's budget has room for it.
 type assembly struct {
-	h        *HTTPFront
+	h        *Server
 	ms       []httpMember
 	batch    bool
 	size     int // bytes accepted, brackets and commas included
@@ -48,7 +48,7 @@ type assembly struct {
 	parts    [][]byte
 }
 
-func (h *HTTPFront) newAssembly(ms []httpMember, batch bool) *assembly {
+func (h *Server) newAssembly(ms []httpMember, batch bool) *assembly {
 	a := &assembly{h: h, ms: ms, batch: batch}
 	if batch {
 		a.size = 2

@@ -1,4 +1,4 @@
-package dispatch
+package httpfront
 
 import (
 	"context"
@@ -101,7 +101,7 @@ func parseBody(body []byte) (ms []httpMember, batch bool, e *transport.Error) {
 // answer serves the calls of a request body and returns the answer body
 // (nil when there is nothing to answer) and the bytes it holds from the
 // gateway's budget, to release once written.
-func (h *HTTPFront) answer(ctx context.Context, body []byte, who credentials) ([]byte, int) {
+func (h *Server) answer(ctx context.Context, body []byte, who credentials) ([]byte, int) {
 	ms, batch, e := parseBody(body)
 	if e != nil {
 		return responseBody(nullID, nil, e), 0
@@ -119,44 +119,38 @@ func (h *HTTPFront) answer(ctx context.Context, body []byte, who credentials) ([
 
 // serveMember runs one call and returns its answer, or nil for a
 // notification.
-func (h *HTTPFront) serveMember(ctx context.Context, m *httpMember, who credentials) []byte {
-	var res any
-	var err error
+func (h *Server) serveMember(ctx context.Context, m *httpMember, who credentials) []byte {
+	var res json.RawMessage
+	var e *transport.Error
 	switch {
 	case m.bad != nil:
-		err = m.bad
+		e = m.bad
 	case h.stopped():
-		err = h.fallback.shutdown
+		e = h.fallback.shutdown
 	case h.budgetFull():
 		h.metrics.BudgetRefusals.WithLabelValues(metrics.FrontHTTP).Inc()
-		err = h.fallback.overloaded
+		e = h.fallback.overloaded
 	default:
-		res, err = h.d.invoke(ctx, &Call{Method: m.method, Params: m.params, Front: metrics.FrontHTTP,
-			Remote: who.remote, log: &h.d.opts.Logger, Identity: who.id, authErr: who.err})
+		res, e = h.front.Serve(ctx, who.request(m))
 	}
 	if m.notify {
 		return nil
 	}
-	return h.encode(m.id, res, err)
+	return h.encode(m.id, res, e)
 }
 
 // budgetFull reports whether the gateway already holds as many answer
 // bytes as it may: new work is refused rather than run.
-func (h *HTTPFront) budgetFull() bool {
+func (h *Server) budgetFull() bool {
 	b := h.opts.Budget
 	return b.Limit() > 0 && b.Used() >= b.Limit()
 }
 
-func (h *HTTPFront) encode(id []byte, res any, err error) []byte {
-	if err != nil {
-		return responseBody(id, nil, ToWire(err))
+func (h *Server) encode(id []byte, res json.RawMessage, e *transport.Error) []byte {
+	if e != nil {
+		return responseBody(id, nil, e)
 	}
-	obj, encErr := transport.MarshalObject(res)
-	if encErr != nil {
-		h.d.opts.Logger.Error().Err(encErr).Msg("cannot encode result")
-		return responseBody(id, nil, transport.ErrInternal)
-	}
-	out := responseBody(id, obj, nil)
+	out := responseBody(id, res, nil)
 	if h.opts.MaxResponseBytes > 0 && len(out) > h.opts.MaxResponseBytes {
 		return responseBody(id, nil, transport.AppError(transport.StringResponseTooLarge, "The response is larger than the message size limit.").
 			WithDetails("the result of "+strconv.Itoa(len(out))+" bytes exceeds the limit of "+

@@ -1,4 +1,4 @@
-package dispatch
+package httpfront
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// ShutdownHTTP drains srv, whose handler is front: it stops accepting and
+// Shutdown drains srv, whose handler is front: it stops accepting and
 // waits for requests in flight until ctx is done. If some are still in
 // flight then, front expires, so each of them answers SERVER_SHUTDOWN for
 // the calls not yet finished, and gets up to grace to write it before
 // every connection is closed. It returns within the drain deadline plus
 // grace even when a method ignores its context; it reports whether every
 // request finished in time.
-func ShutdownHTTP(ctx context.Context, srv *http.Server, front *HTTPFront, grace time.Duration) bool {
+func Shutdown(ctx context.Context, srv *http.Server, front *Server, grace time.Duration) bool {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	done := make(chan error, 1)

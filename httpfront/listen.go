@@ -1,4 +1,4 @@
-package dispatch
+package httpfront
 
 import (
 	"net"
@@ -21,11 +21,11 @@ const rejectGrace = 2 * time.Second
 // connections costs no more than this many goroutines.
 const maxRejecting = 64
 
-// LimitHTTPListener caps the open connections of the HTTP front door at
+// LimitListener caps the open connections of the HTTP front door at
 // limit (0: no cap). A connection past the cap is answered at once with 503
 // and an OVERLOADED body, counted, and closed; it never reaches the HTTP
 // server, so it holds no request buffers.
-func LimitHTTPListener(ln net.Listener, limit int, m *metrics.Metrics) net.Listener {
+func LimitListener(ln net.Listener, limit int, m *metrics.Metrics) net.Listener {
 	if limit <= 0 {
 		return ln
 	}

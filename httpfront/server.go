@@ -1,4 +1,4 @@
-package dispatch
+package httpfront
 
 import (
 	"errors"
@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
@@ -18,8 +20,8 @@ import (
 
 var nullID = []byte("null")
 
-// HTTPOptions configure the HTTP front door.
-type HTTPOptions struct {
+// Options configure the HTTP front door.
+type Options struct {
 	// MaxBodyBytes bounds a request body; larger ones get 413.
 	MaxBodyBytes int64
 	// MaxResponseBytes bounds each answer body, a whole batch included,
@@ -44,7 +46,7 @@ type HTTPOptions struct {
 	AllowedHosts []string
 }
 
-// HTTPFront serves the stateless JSON-RPC 2.0 front door at POST /rpc:
+// Server serves the stateless JSON-RPC 2.0 front door at POST /rpc:
 // the same method table as the framed transport (except Initialize, which
 // HTTP does not need), any id type echoed, batches, and HTTP statuses per
 // the Skills Protocol: 200 for every processed call (errors included), 204
@@ -52,9 +54,9 @@ type HTTPOptions struct {
 // a browser may have been tricked into sending, 404 for other paths, 405
 // for other HTTP methods, 408 for a body that does not arrive in time, 413
 // for bodies over the limit.
-type HTTPFront struct {
-	d        *Dispatcher
-	opts     HTTPOptions
+type Server struct {
+	front    *dispatch.Front
+	opts     Options
 	mux      *http.ServeMux
 	guard    guard
 	fallback fallbacks
@@ -63,9 +65,10 @@ type HTTPFront struct {
 	once     sync.Once
 }
 
-// HTTPHandler returns the HTTP front door.
-func (d *Dispatcher) HTTPHandler(opts HTTPOptions) *HTTPFront {
-	h := &HTTPFront{d: d, opts: opts, metrics: d.opts.Metrics, stop: make(chan struct{})}
+// New returns the HTTP front door, whose calls front invokes (the
+// dispatcher's Front(metrics.FrontHTTP)).
+func New(front *dispatch.Front, opts Options) *Server {
+	h := &Server{front: front, opts: opts, metrics: front.Metrics(), stop: make(chan struct{})}
 	h.guard = newGuard(opts)
 	h.fallback = newFallbacks(opts.MaxResponseBytes)
 	h.mux = http.NewServeMux()
@@ -78,7 +81,7 @@ func (d *Dispatcher) HTTPHandler(opts HTTPOptions) *HTTPFront {
 
 // Handle serves another endpoint on the same listener (such as the MCP
 // front door at /mcp) behind the same Origin and Host rules as /rpc.
-func (h *HTTPFront) Handle(pattern string, handler http.Handler) {
+func (h *Server) Handle(pattern string, handler http.Handler) {
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if ref := h.guard.checkOrigin(r); ref != nil {
 			h.refuse(w, ref)
@@ -88,41 +91,16 @@ func (h *HTTPFront) Handle(pattern string, handler http.Handler) {
 	})
 }
 
-// Authenticate reads a request's credentials as /rpc does:
-// "Authorization: Bearer <token>" or the verified TLS client certificate;
-// without --auth-file, everyone is anonymous.
-func (h *HTTPFront) Authenticate(r *http.Request) (*auth.Identity, error) {
-	token, err := bearerToken(r)
-	if err != nil {
-		return nil, err
-	}
-	return h.d.authn.Authenticate(token, r.TLS)
-}
-
-// bearerToken is the token of "Authorization: Bearer <token>"; "" without
-// the header.
-func bearerToken(r *http.Request) (string, error) {
-	v := r.Header.Get("Authorization")
-	if v == "" {
-		return "", nil
-	}
-	scheme, rest, _ := strings.Cut(v, " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		return "", auth.ErrBadCredentials
-	}
-	return strings.TrimSpace(rest), nil
-}
-
 // ServeHTTP implements http.Handler.
-func (h *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+func (h *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // Expire makes every request in flight answer SERVER_SHUTDOWN at once, for
 // its calls not yet finished, and every later request too. It is how the
-// drain deadline reaches HTTP clients (see ShutdownHTTP). Calls already
+// drain deadline reaches HTTP clients (see Shutdown). Calls already
 // running are canceled but not waited for.
-func (h *HTTPFront) Expire() { h.once.Do(func() { close(h.stop) }) }
+func (h *Server) Expire() { h.once.Do(func() { close(h.stop) }) }
 
-func (h *HTTPFront) stopped() bool {
+func (h *Server) stopped() bool {
 	select {
 	case <-h.stop:
 		return true
@@ -131,7 +109,7 @@ func (h *HTTPFront) stopped() bool {
 	}
 }
 
-func (h *HTTPFront) serveRPC(w http.ResponseWriter, r *http.Request) {
+func (h *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeHTTPError(w, http.StatusMethodNotAllowed, transport.AppError(transport.StringMethodNotAllowed, "Use POST for JSON-RPC calls."))
@@ -174,7 +152,7 @@ func (h *HTTPFront) serveRPC(w http.ResponseWriter, r *http.Request) {
 // readBody reads the whole body within BodyTimeout and MaxBodyBytes. A
 // declared length over the limit is refused before reading anything, so a
 // client that sent "Expect: 100-continue" is never asked for the body.
-func (h *HTTPFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func (h *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.ContentLength > h.opts.MaxBodyBytes {
 		h.refuse(w, tooLarge(h.opts.MaxBodyBytes))
 		return nil, false
@@ -220,7 +198,7 @@ type refusal struct {
 	err    *transport.Error
 }
 
-func (h *HTTPFront) refuse(w http.ResponseWriter, ref *refusal) {
+func (h *Server) refuse(w http.ResponseWriter, ref *refusal) {
 	h.metrics.HTTPRefused.WithLabelValues(ref.reason).Inc()
 	if ref.close {
 		w.Header().Set("Connection", "close")
@@ -247,12 +225,21 @@ type credentials struct {
 // authenticate reads "Authorization: Bearer <token>" (or the TLS client
 // certificate) once per HTTP request. Refused credentials are reported per
 // call, as AUTH_REQUIRED, with a WWW-Authenticate challenge.
-func (h *HTTPFront) authenticate(r *http.Request, w http.ResponseWriter) credentials {
-	id, err := h.Authenticate(r)
+func (h *Server) authenticate(r *http.Request, w http.ResponseWriter) credentials {
+	id, err := h.front.Credentials(r)
 	if err != nil {
 		return challenge(w, err)
 	}
 	return credentials{id: id}
+}
+
+// noStream is why a call answered as plain JSON cannot receive run_event.
+const noStream = "needs a response streamed as server-sent events: send the request alone (not in a batch, " +
+	"with an id) and with the header Accept: text/event-stream"
+
+// request is the call of member m made with these credentials.
+func (c credentials) request(m *httpMember) *dispatch.Request {
+	return &dispatch.Request{Method: m.method, Params: m.params, Identity: c.id, AuthErr: c.err, Remote: c.remote, NoStream: noStream}
 }
 
 func challenge(w http.ResponseWriter, err error) credentials {
@@ -273,13 +260,13 @@ func writeHTTPError(w http.ResponseWriter, status int, e *transport.Error) {
 	_, _ = w.Write(responseBody(nullID, nil, e))
 }
 
-// ServeHTTPWithLogging wraps h with one access log line per request.
-func (d *Dispatcher) ServeHTTPWithLogging(h http.Handler) http.Handler {
+// WithAccessLog wraps h with one access log line per request.
+func WithAccessLog(h http.Handler, log zerolog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(sw, r)
-		d.opts.Logger.Debug().Str("front", "http").Str("remote", r.RemoteAddr).Str("method", r.Method).
+		log.Debug().Str("front", "http").Str("remote", r.RemoteAddr).Str("method", r.Method).
 			Str("path", r.URL.Path).Int("status", sw.status).Dur("took", time.Since(start)).Msg("http request")
 	})
 }

@@ -1,4 +1,4 @@
-package dispatch
+package httpfront
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
@@ -87,7 +88,7 @@ func TestHTTPAnswerBudget(t *testing.T) {
 	e := newEnv(t, "")
 	id := createBlobHTTP(t, e.http.URL, 30<<10)
 	budget := session.NewBudget(8 << 10)
-	_, srv := e.serveHTTP(HTTPOptions{Budget: budget})
+	_, srv := e.serveHTTP(Options{Budget: budget})
 
 	budget.Reserve(8 << 10)
 	status, a, out := post(t, srv.URL, listCall, nil)
@@ -128,7 +129,7 @@ func hostOf(srv *httptest.Server) string { return strings.TrimPrefix(srv.URL, "h
 // not arrived within the body timeout, however steadily bytes come.
 func TestHTTPSlowBodyIsCut(t *testing.T) {
 	e := newEnv(t, "")
-	_, srv := e.serveHTTP(HTTPOptions{BodyTimeout: 300 * time.Millisecond})
+	_, srv := e.serveHTTP(Options{BodyTimeout: 300 * time.Millisecond})
 	c := rawRequest(t, hostOf(srv), "POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{")
 	done := make(chan struct{})
 	defer close(done)
@@ -161,7 +162,7 @@ func TestHTTPSlowBodyIsCut(t *testing.T) {
 func TestHTTPBodyTimeoutSparesServedCalls(t *testing.T) {
 	e := newEnv(t, "")
 	release := make(chan struct{})
-	e.d.Register("wait", nil, func(ctx context.Context, _ *Call) (any, error) {
+	e.d.Register("wait", nil, func(ctx context.Context, _ *dispatch.Call) (any, error) {
 		select {
 		case <-release:
 			return map[string]any{}, nil
@@ -169,7 +170,7 @@ func TestHTTPBodyTimeoutSparesServedCalls(t *testing.T) {
 			return nil, ctx.Err()
 		}
 	})
-	_, srv := e.serveHTTP(HTTPOptions{BodyTimeout: 50 * time.Millisecond})
+	_, srv := e.serveHTTP(Options{BodyTimeout: 50 * time.Millisecond})
 	go func() {
 		time.Sleep(300 * time.Millisecond) // past the body timeout
 		close(release)
@@ -196,9 +197,9 @@ func TestHTTPExpectContinueOverLimit(t *testing.T) {
 // OVERLOADED without reaching the server, and a freed slot serves again.
 func TestHTTPConnectionCap(t *testing.T) {
 	e := newEnv(t, "")
-	front := e.d.HTTPHandler(HTTPOptions{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage})
+	front := New(e.d.Front(metrics.FrontHTTP), Options{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage})
 	srv := httptest.NewUnstartedServer(front)
-	srv.Listener = LimitHTTPListener(srv.Listener, 2, e.metrics)
+	srv.Listener = LimitListener(srv.Listener, 2, e.metrics)
 	srv.Start()
 	defer srv.Close()
 	get := "POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " +
