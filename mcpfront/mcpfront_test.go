@@ -225,7 +225,7 @@ func (eventsRunner) Run(_ context.Context, job sandbox.Job) (*sandbox.Result, er
 	total, msg := 2.0, "half"
 	if o := job.Observer; o != nil {
 		o.Started(0)
-		o.Log([]byte("working\n"))
+		o.Log(sandbox.StreamStdout, []byte("working\n"))
 		o.Progress(sandbox.Progress{Done: 1, Total: &total, Message: &msg})
 		o.Progress(sandbox.Progress{Done: 2, Total: &total})
 	}
