@@ -54,7 +54,8 @@ func (r *Runner) startZygote() (*zygote, error) {
 		_ = fc.Close()
 		return nil, err
 	}
-	args, err := json.Marshal(map[string]any{"lib_dir": r.libDir, "sys": zygoteSyscalls})
+	args, err := json.Marshal(map[string]any{"lib_dir": r.libDir, "sys": zygoteSyscalls,
+		"seccomp": r.zygoteSeccomp, "landlock": r.zygoteLandlock})
 	if err != nil {
 		_ = fc.Close()
 		return nil, err
@@ -335,16 +336,16 @@ func (sb *sandbox) watchPidfd(z *zygote) {
 	close(sb.reaped)
 }
 
-// zygoteConfig is initConfig plus what pid 1 from scratch would compute
-// in Go: the seccomp program, the Landlock access sets and the syscall
-// numbers the template calls through ctypes.
+// zygoteConfig is what a template's pid 1 gets per sandbox: initConfig
+// and the syscall numbers the template calls through ctypes. What is the
+// same for every sandbox (the seccomp program and Landlock access sets the
+// gateway computed) the template gets once, at start.
 type zygoteConfig struct {
 	initConfig
-	Runner   string            `json:"runner"` // the Runner's name, for pid 1's command line
-	Env      []string          `json:"env"`
-	Seccomp  string            `json:"seccomp"` // struct sock_filter[], hex
-	Landlock landlockSpec      `json:"landlock"`
-	Sys      map[string]uint64 `json:"sys"`
+	Runner string            `json:"runner"` // the Runner's name, for pid 1's command line
+	Sys    map[string]uint64 `json:"sys"`
+	// SetgroupsDenied: rootless, the supplementary groups stay as they are.
+	SetgroupsDenied bool `json:"setgroups_denied"`
 }
 
 // zygoteSyscalls are the syscalls without a libc wrapper or os function
@@ -354,12 +355,10 @@ var zygoteSyscalls = map[string]uint64{"clone": unix.SYS_CLONE, "pivot_root": un
 
 func (r *Runner) zygoteConfig(sb *sandbox) zygoteConfig {
 	return zygoteConfig{
-		initConfig: r.initConfig(sb),
-		Runner:     r.name,
-		Env:        sandboxEnv,
-		Seccomp:    r.zygoteSeccomp,
-		Landlock:   r.zygoteLandlock,
-		Sys:        zygoteSyscalls,
+		initConfig:      r.initConfig(sb),
+		Runner:          r.name,
+		Sys:             zygoteSyscalls,
+		SetgroupsDenied: r.mode == ModeRootless,
 	}
 }
 

@@ -111,6 +111,10 @@ def now():
 
 def template_main():
     args = json.loads(sys.argv[3])  # after the template's marker and the Runner's name
+    global TEMPLATE, SECCOMP_PROG, ENV
+    TEMPLATE = args
+    SECCOMP_PROG = seccomp_prog(args["seccomp"])
+    ENV = dict(os.environ)
     lib = args["lib_dir"]
     _setattr_nr[0] = args["sys"]["mount_setattr"]
     reset_ignored_signals(args["sys"]["rt_sigaction"])
@@ -190,19 +194,15 @@ _pylibc.syscall.restype = ctypes.c_long
 
 
 def clone(nr, flags):
-    """os.fork with namespace flags: clone(2) between the interpreter's own
-    before- and after-fork steps, as os.fork does around fork(2)."""
-    api = ctypes.pythonapi
-    api.PyOS_BeforeFork()
+    """os.fork with namespace flags, without the interpreter's before- and
+    after-fork steps: they reinitialize the state of other threads (there
+    are none here) and run the at-fork hooks (random's reseed, redone
+    explicitly), and they write to hundreds of pages the child would
+    otherwise share with its parent."""
     pid = _pylibc.syscall(ctypes.c_long(nr), ctypes.c_long(flags | signal.SIGCHLD),
                           ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
-    if pid == 0:
-        api.PyOS_AfterFork_Child()
-        return 0
-    err = ctypes.get_errno()
-    api.PyOS_AfterFork_Parent()
     if pid < 0:
-        raise SetupError("clone: %s" % os.strerror(err))
+        raise SetupError("clone: %s" % os.strerror(ctypes.get_errno()))
     return pid
 
 
@@ -280,7 +280,7 @@ def pid1(cfg, fds, stamps):
         raise SetupError("no cgroup")
     check(libc.unshare(CLONE_NEWCGROUP), "unshare cgroup namespace")
     stamps.append(now())
-    pid = os.fork()
+    pid = clone(cfg["sys"]["clone"], 0)  # single-threaded still: the ctl watcher starts below
     if pid == 0:
         # A descriptor no dup2 below can land on reports set-up failures.
         err_fd = fcntl.fcntl(status, fcntl.F_DUPFD_CLOEXEC, 100)
@@ -292,7 +292,7 @@ def pid1(cfg, fds, stamps):
     stamps.append(now())
     for fd in (stdout, job, result, stderr):
         os.close(fd)
-    send(status, {"ev": "spawned", "landlock": cfg["landlock"]["abi"], "t": stamps})
+    send(status, {"ev": "spawned", "landlock": TEMPLATE["landlock"]["abi"], "t": stamps})
     threading.Thread(target=watch_ctl, args=(ctl,), daemon=True).start()
     reap_all(status, pid)
 
@@ -466,21 +466,22 @@ def job_process(cfg, fds):
     for target, fd in zip((1, 2, 3, 4), high):
         os.dup2(fd, target)
     drop_bounding_set()
-    abi = restrict_landlock(cfg["landlock"])
-    if not setgroups_denied():
+    abi = restrict_landlock(TEMPLATE["landlock"])
+    if not cfg["setgroups_denied"]:
         os.setgroups([])
     os.setgid(SANDBOX_UID)
     os.setuid(SANDBOX_UID)
     clear_capabilities()
     prctl(PR_SET_DUMPABLE, 1)  # as after an execve: the run may read its own /proc
-    install_seccomp(cfg["seccomp"])
+    install_seccomp(SECCOMP_PROG)
     os.chdir("/workspace")
     os.closerange(5, 1 << 20)
     del abi, ctl, status
-    os.environ.clear()
-    for kv in cfg["env"]:
-        k, _, v = kv.partition("=")
-        os.environ[k] = v
+    # The template's environment is the sandbox's (the gateway sets it),
+    # and nothing before this point changes it.
+    if dict(os.environ) != ENV:
+        os.environ.clear()
+        os.environ.update(ENV)
     fresh_state()
     sys.argv = [LIB_MOUNT + "/runtime/_boot.py"]
     set_cmdline("%s\0-I\0-B\0%s" % (sys.executable, sys.argv[0]))
@@ -491,10 +492,9 @@ def job_process(cfg, fds):
 
 def fresh_state():
     """What a new interpreter would not share with other runs: random's
-    state (os.urandom keeps none), cached paths of the template."""
+    state (os.urandom keeps none)."""
     import random
     random.seed()
-    sys.path_importer_cache.clear()
 
 
 def limit_python(cfg):
@@ -519,21 +519,18 @@ def clear_capabilities():
     check(libc.capset(hdr, data), "capset")
 
 
-def setgroups_denied():
-    try:
-        with open("/proc/self/setgroups") as f:
-            return f.read().strip() == "deny"
-    except OSError:
-        return False
-
-
-def install_seccomp(hexprog):
+def seccomp_prog(hexprog):
+    """struct sock_fprog for the gateway's filter, built once by the
+    template; the buffer it points to lives as long as the template."""
+    global _seccomp_buf
     prog = bytes.fromhex(hexprog)
-    buf = ctypes.create_string_buffer(prog, len(prog))
-    fprog = struct.pack("<HxxxxxxQ", len(prog) // 8, ctypes.addressof(buf))
+    _seccomp_buf = ctypes.create_string_buffer(prog, len(prog))
+    return ctypes.create_string_buffer(struct.pack("<HxxxxxxQ", len(prog) // 8, ctypes.addressof(_seccomp_buf)), 16)
+
+
+def install_seccomp(fprog):
     prctl(PR_SET_NO_NEW_PRIVS, 1)
-    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.cast(ctypes.c_char_p(fprog), ctypes.c_void_p).value, 0, 0),
-          "seccomp")
+    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp")
 
 
 def restrict_landlock(ll):
