@@ -11,7 +11,9 @@ import (
 // BenchmarkStartTimeline breaks one sandbox start into phases (medians,
 // ms), then the first job and the teardown; "interp" is a bare
 // `python3 -I -B -c pass` measured in between, to split the Python phase
-// into the interpreter's start and the runtime's imports:
+// into the interpreter's start and the runtime's imports; "warm-MiB" is
+// one warm sandbox's memory (sum of PSS). SKILLGATE_SANDBOX_ZYGOTE=on|off
+// picks the start path:
 //
 //	go test -run '^$' -bench StartTimeline -benchtime 50x ./sandbox/
 func BenchmarkStartTimeline(b *testing.B) {
@@ -54,6 +56,7 @@ func BenchmarkStartTimeline(b *testing.B) {
 	reportMedian(b, jobs, "job")
 	reportMedian(b, teardowns, "teardown")
 	reportMedian(b, interp, "interp")
+	b.ReportMetric(float64(r.WarmSandboxBytes())/(1<<20), "warm-MiB")
 	b.ReportMetric(0, "ns/op")
 }
 
