@@ -10,79 +10,18 @@ func (r *Runner) take(network bool) (*sandbox, error) {
 	if network {
 		return r.spawn(true)
 	}
-	if sb := r.takeWarm(); sb != nil {
-		return sb, nil
-	}
-	if r.poolSize.Load() == 0 {
-		return r.spawn(false)
-	}
-	return r.race()
-}
-
-// takeWarm returns a pooled sandbox that can still take a job, or nil.
-func (r *Runner) takeWarm() *sandbox {
 	for {
 		select {
 		case sb := <-r.pool:
 			if sb.idle() {
-				return sb
+				return sb, nil
 			}
 			r.teardown(sb)
-		default:
-			return nil
-		}
-	}
-}
-
-type started struct {
-	sb  *sandbox
-	err error
-}
-
-// race starts a sandbox for a run that found the pool empty, but hands the
-// run whichever is ready first: its own, or one the refiller is finishing.
-// The loser goes to the pool.
-func (r *Runner) race() (*sandbox, error) {
-	r.kick()
-	own := make(chan started, 1)
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		sb, err := r.spawn(false)
-		own <- started{sb, err}
-	}()
-	for {
-		select {
-		case s := <-own:
-			return s.sb, s.err
-		case sb := <-r.pool:
-			if !sb.idle() {
-				r.teardown(sb)
-				continue
-			}
-			r.wg.Add(1)
-			go func() {
-				defer r.wg.Done()
-				if s := <-own; s.err == nil {
-					r.offer(s.sb)
-				}
-			}()
-			return sb, nil
-		}
-	}
-}
-
-// offer pools a started sandbox if the pool has room and the Runner is
-// open, and tears it down otherwise.
-func (r *Runner) offer(sb *sandbox) {
-	if !r.isClosing() && len(r.pool) < int(r.poolSize.Load()) {
-		select {
-		case r.pool <- sb:
-			return
+			continue
 		default:
 		}
+		return r.spawn(false)
 	}
-	r.teardown(sb)
 }
 
 // kick wakes the refiller.
@@ -133,15 +72,15 @@ func (r *Runner) refillWidth() int {
 
 func (r *Runner) poolDeficit() int { return int(r.poolSize.Load()) - len(r.pool) }
 
-// refillBatch starts n sandboxes at once and pools them (a run that raced
-// it may have filled the pool meanwhile: then the extra ones go).
+// refillBatch starts n sandboxes at once and pools them; only the
+// refiller adds to the pool, so there is room.
 func (r *Runner) refillBatch(n int) error {
 	errs := make(chan error, n)
 	for range n {
 		go func() {
 			sb, err := r.spawn(false)
 			if err == nil {
-				r.offer(sb)
+				r.pool <- sb
 			}
 			errs <- err
 		}()

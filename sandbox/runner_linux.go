@@ -388,9 +388,6 @@ func (r *Runner) Close() error {
 			r.teardown(<-r.pool)
 		}
 		r.wg.Wait()
-		for len(r.pool) > 0 { // offered by a start that lost a race
-			r.teardown(<-r.pool)
-		}
 		r.stopZygote()
 		r.closeErr = errors.Join(r.cgroups.close(), os.RemoveAll(r.dir))
 	})

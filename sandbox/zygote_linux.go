@@ -276,8 +276,7 @@ func (sb *sandbox) enterPid1(z *zygote) error {
 	if sb.pidfd, err = unix.PidfdOpen(ev.Pid, 0); err != nil {
 		return fail(fmt.Errorf("pidfd of pid 1: %w", err))
 	}
-	// No phaseForked: pid 1's own phaseEntered stamp is when the template
-	// cloned it.
+	sb.timeline.mark(phaseForked)
 	if err := sb.cg.attach(ev.Pid); err != nil {
 		return fail(err)
 	}
