@@ -12,8 +12,8 @@ import (
 const (
 	phaseBegin    = iota // host: spawn called
 	phasePrepared        // host: directory and cgroup made
-	phaseForked          // host: the first sandbox process exists (clone, id maps, exec)
-	phaseEntered         // inside: the sandbox's pid 1 runs its own code
+	phaseForked          // host: pid 1 exists (clone, id maps, exec); from scratch only
+	phaseEntered         // inside: the sandbox's pid 1 runs its own code (from a template: cloned)
 	phaseRoot            // inside: namespaces, mounts and pivot_root done
 	phasePython          // inside: the Python that will run the job exists
 	phaseReady           // host: Python reported ready (interpreter and runtime imported)

@@ -276,7 +276,8 @@ func (sb *sandbox) enterPid1(z *zygote) error {
 	if sb.pidfd, err = unix.PidfdOpen(ev.Pid, 0); err != nil {
 		return fail(fmt.Errorf("pidfd of pid 1: %w", err))
 	}
-	sb.timeline.mark(phaseForked)
+	// No phaseForked: pid 1's own phaseEntered stamp is when the template
+	// cloned it.
 	if err := sb.cg.attach(ev.Pid); err != nil {
 		return fail(err)
 	}
