@@ -48,12 +48,18 @@ type Uploads struct {
 	opts  UploadOptions
 }
 
-// uploadMeta is what Begin records.
+// uploadMeta is what Begin records; Chunk rewrites it after each chunk
+// with the bytes received, so that a chunk costs a read and two writes
+// whatever the number of chunks before it.
 type uploadMeta struct {
 	Owner   string    `json:"owner"`
 	Kind    string    `json:"kind"`
 	Size    int64     `json:"size"`
 	Created time.Time `json:"created"`
+	// Received counts the contiguous bytes stored from offset 0; nil in
+	// the metadata of an upload begun before it was kept, whose chunks
+	// are then listed.
+	Received *int64 `json:"received,omitempty"`
 }
 
 // NewUploads returns the uploads kept in store.
@@ -88,11 +94,16 @@ func (u *Uploads) Begin(ctx context.Context, owner, kind string, size int64) (st
 		return "", fmt.Errorf("begin upload: %d bytes: %w", size, tooLarge(size, maxSize))
 	}
 	id := newUploadID()
-	meta, _ := json.Marshal(uploadMeta{Owner: owner, Kind: kind, Size: size, Created: u.opts.Now().UTC()})
-	if err := u.obj.PutObject(ctx, u.key(id, uploadMetaName), bytes.NewReader(meta)); err != nil {
+	var zero int64
+	if err := u.putMeta(ctx, id, uploadMeta{Owner: owner, Kind: kind, Size: size, Created: u.opts.Now().UTC(), Received: &zero}); err != nil {
 		return "", fmt.Errorf("begin upload: %w", err)
 	}
 	return id, nil
+}
+
+func (u *Uploads) putMeta(ctx context.Context, id string, m uploadMeta) error {
+	meta, _ := json.Marshal(m)
+	return u.obj.PutObject(ctx, u.key(id, uploadMetaName), bytes.NewReader(meta))
 }
 
 func newUploadID() string {
@@ -124,26 +135,35 @@ type chunk struct {
 	off, size int64
 }
 
-// state loads an upload of owner: its metadata and its chunks by offset.
-// Another owner's upload is ErrUploadNotFound, like an unknown id.
-func (u *Uploads) state(ctx context.Context, owner, id string) (uploadMeta, []chunk, error) {
+// meta loads the metadata of an upload of owner. Another owner's upload
+// is ErrUploadNotFound, like an unknown id.
+func (u *Uploads) meta(ctx context.Context, owner, id string) (uploadMeta, error) {
 	if err := ValidateUploadID(id); err != nil {
-		return uploadMeta{}, nil, err
+		return uploadMeta{}, err
 	}
 	rc, _, err := u.obj.GetObject(ctx, u.key(id, uploadMetaName))
 	if errors.Is(err, ErrObjectNotFound) {
-		return uploadMeta{}, nil, fmt.Errorf("upload %s: %w", id, ErrUploadNotFound)
+		return uploadMeta{}, fmt.Errorf("upload %s: %w", id, ErrUploadNotFound)
 	}
 	if err != nil {
-		return uploadMeta{}, nil, err
+		return uploadMeta{}, err
 	}
 	defer rc.Close()
 	var m uploadMeta
 	if err := json.NewDecoder(rc).Decode(&m); err != nil {
-		return uploadMeta{}, nil, fmt.Errorf("upload %s: metadata: %w", id, err)
+		return uploadMeta{}, fmt.Errorf("upload %s: metadata: %w", id, err)
 	}
 	if m.Owner != owner {
-		return uploadMeta{}, nil, fmt.Errorf("upload %s: %w", id, ErrUploadNotFound)
+		return uploadMeta{}, fmt.Errorf("upload %s: %w", id, ErrUploadNotFound)
+	}
+	return m, nil
+}
+
+// state loads an upload of owner: its metadata and its chunks by offset.
+func (u *Uploads) state(ctx context.Context, owner, id string) (uploadMeta, []chunk, error) {
+	m, err := u.meta(ctx, owner, id)
+	if err != nil {
+		return uploadMeta{}, nil, err
 	}
 	objs, err := u.obj.ListObjects(ctx, u.key(id, chunkPrefix))
 	if err != nil {
@@ -178,18 +198,27 @@ func received(chunks []chunk) int64 {
 // overlap with other bytes or bytes past the declared size fail with
 // ErrInvalidUpload.
 func (u *Uploads) Chunk(ctx context.Context, owner, id string, offset int64, data []byte) (int64, error) {
-	m, chunks, err := u.state(ctx, owner, id)
+	m, err := u.meta(ctx, owner, id)
 	if err != nil {
 		return 0, fmt.Errorf("upload chunk: %w", err)
 	}
-	got := received(chunks)
+	var got int64
+	if m.Received != nil {
+		got = *m.Received
+	} else {
+		_, chunks, err := u.state(ctx, owner, id)
+		if err != nil {
+			return 0, fmt.Errorf("upload chunk: %w", err)
+		}
+		got = received(chunks)
+	}
 	switch {
 	case int64(len(data)) > u.opts.MaxChunkBytes:
 		return got, fmt.Errorf("upload chunk: %d bytes, at most %d per chunk: %w", len(data), u.opts.MaxChunkBytes, ErrInvalidUpload)
 	case len(data) == 0:
 		return got, fmt.Errorf("upload chunk: empty chunk: %w", ErrInvalidUpload)
 	case offset < got:
-		return got, u.checkResent(ctx, chunks, offset, data)
+		return got, u.checkResent(ctx, id, offset, data)
 	case offset > got:
 		return got, fmt.Errorf("upload chunk: offset %d leaves a hole: %d bytes received so far: %w", offset, got, ErrInvalidUpload)
 	case offset+int64(len(data)) > m.Size:
@@ -198,25 +227,25 @@ func (u *Uploads) Chunk(ctx context.Context, owner, id string, offset int64, dat
 	if err := u.obj.PutObject(ctx, u.key(id, chunkName(offset)), bytes.NewReader(data)); err != nil {
 		return got, fmt.Errorf("upload chunk: %w", err)
 	}
-	return got + int64(len(data)), nil
+	// The chunk is stored before the count says so: a crash between the
+	// two leaves a chunk the client resends, never a count past the
+	// bytes stored.
+	got += int64(len(data))
+	m.Received = &got
+	if err := u.putMeta(ctx, id, m); err != nil {
+		return got - int64(len(data)), fmt.Errorf("upload chunk: %w", err)
+	}
+	return got, nil
 }
 
 // checkResent accepts a chunk identical to the one stored at offset.
-func (u *Uploads) checkResent(ctx context.Context, chunks []chunk, offset int64, data []byte) error {
-	for _, c := range chunks {
-		if c.off != offset {
-			continue
-		}
-		if c.size == int64(len(data)) {
-			stored, err := u.readChunk(ctx, c)
-			if err != nil {
-				return fmt.Errorf("upload chunk: %w", err)
-			}
-			if bytes.Equal(stored, data) {
-				return nil
-			}
-		}
-		break
+func (u *Uploads) checkResent(ctx context.Context, id string, offset int64, data []byte) error {
+	stored, err := u.readChunk(ctx, chunk{key: u.key(id, chunkName(offset))})
+	if err != nil && !errors.Is(err, ErrObjectNotFound) {
+		return fmt.Errorf("upload chunk: %w", err)
+	}
+	if err == nil && bytes.Equal(stored, data) {
+		return nil
 	}
 	return fmt.Errorf("upload chunk: bytes at offset %d overlap bytes already received with different content: %w", offset, ErrInvalidUpload)
 }

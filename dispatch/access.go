@@ -10,17 +10,19 @@ import (
 	"github.com/skillgate/skillgate/transport"
 )
 
-func init() {
-	domainErrors = append(domainErrors,
-		domainError{auth.ErrNoCredentials, authRequired},
-		domainError{auth.ErrBadCredentials, authRequired},
-		domainError{auth.ErrPermissionDenied, func(err error) *transport.Error {
+// accessErrors is the table of authentication, authorization and rate
+// limits, consulted for every call.
+func accessErrors() errorTable {
+	return errorTable{
+		{auth.ErrNoCredentials, authRequired},
+		{auth.ErrBadCredentials, authRequired},
+		{auth.ErrPermissionDenied, func(err error) *transport.Error {
 			return transport.AppError(transport.StringPermissionDenied, "Permission denied.").WithDetails(err.Error())
 		}},
-		domainError{auth.ErrRateLimited, rateLimited},
-		domainError{auth.ErrTooManyRuns, rateLimited},
-		domainError{auth.ErrTooManyConnections, rateLimited},
-	)
+		{auth.ErrRateLimited, rateLimited},
+		{auth.ErrTooManyRuns, rateLimited},
+		{auth.ErrTooManyConnections, rateLimited},
+	}
 }
 
 // errUnboundConn is Initialize's error on a connection whose session was

@@ -301,18 +301,7 @@ func TestAnonymousSeesEverything(t *testing.T) {
 // Per-identity connection caps: past max_connections, Initialize answers
 // RATE_LIMITED; a slot frees when a connection closes.
 func TestPerIdentityConnectionCap(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "auth.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(`identities:
-  - name: one-at-a-time
-    class: device
-    tokens: [`+auth.HashToken(tokenAgent)+`]
-    methods: ["*"]
-    namespaces: ["*"]
-    limits: {max_connections: 1}
-`), 0o600))
-	store, err := auth.Load(path, auth.Options{Logger: zerolog.Nop()})
-	require.NoError(t, err)
-	e := newEnvOpts(t, examplesDir(), 1024, func(o *Options) { o.Authn = store })
+	e := connCapEnv(t, 1)
 	first := e.framedRaw()
 	require.NoError(t, initialize(first, tokenAgent))
 	second := e.framedRaw()

@@ -12,9 +12,11 @@ import (
 // of the blob from offset, and where the next piece starts (null after
 // the last). Decoding the pieces in order and joining them gives the blob;
 // base64 pieces other than the last hold a multiple of 3 bytes, so their
-// texts also join into the base64 of the whole blob.
+// texts also join into the base64 of the whole blob. SHA256 is the whole
+// blob's, so that a reader checks what it joined.
 type ReadBlobRangeResult struct {
 	ReadBlobResult
+	SHA256     string `json:"sha256"`
 	Offset     int64  `json:"offset"`
 	NextOffset *int64 `json:"next_offset"`
 }
@@ -52,6 +54,7 @@ func (d *Dispatcher) readRange(b blob.Blob, offset, maxBytes, limit int64) (any,
 	res := &ReadBlobRangeResult{
 		ReadBlobResult: ReadBlobResult{BlobID: info.ID, Kind: info.Kind, SizeBytes: info.Size,
 			Encoding: pl.Encoding, Content: pl.Content, Truncated: more},
+		SHA256: info.SHA256,
 		Offset: offset,
 	}
 	if next := offset + int64(sent); next < info.Size {

@@ -21,8 +21,23 @@ const DefaultSampleBytes = 4096
 // SampleRange is read_blob's mode for reading a blob piece by piece.
 const SampleRange = "range"
 
-func init() {
-	domainErrors = append(domainErrors, domainError{blob.ErrStorageFull, storageFull})
+// blobGroup is the blob methods, direct and chunked uploads.
+func (d *Dispatcher) blobGroup() methodGroup {
+	return methodGroup{
+		methods: []groupMethod{
+			{name: MethodCreateBlob, aliases: []string{"CreateBlob"}, fn: d.createBlob},
+			{name: MethodReadBlob, aliases: []string{"ReadBlob"}, fn: d.readBlob},
+			{name: MethodBeginUpload, aliases: []string{"BeginUpload"}, fn: d.beginUpload},
+			{name: MethodUploadChunk, aliases: []string{"UploadChunk"}, fn: d.uploadChunk},
+			{name: MethodFinishUpload, aliases: []string{"FinishUpload"}, fn: d.finishUpload},
+		},
+		errors: append(errorTable{{blob.ErrNotFound, blobNotFound}, {blob.ErrStorageFull, storageFull}}, uploadErrors()...),
+	}
+}
+
+func blobNotFound(err error) *transport.Error {
+	return &transport.Error{Code: transport.CodeInvalidParams, Message: "Blob not found.",
+		StringCode: transport.StringBlobNotFound, Details: err.Error() + "; blobs expire after the gateway's blob TTL"}
 }
 
 // storageFull answers a full disk, descriptor table or quota. Only the
@@ -53,11 +68,6 @@ func blobOwner(call *Call) string {
 // blobPut describes a blob the caller stores: its owner and quota.
 func blobPut(call *Call, kind string) blob.PutOptions {
 	return blob.PutOptions{Kind: kind, Owner: blobOwner(call), OwnerQuota: call.Identity.Limits().BlobStoreBytes}
-}
-
-func (d *Dispatcher) registerBlobs() {
-	d.Register(MethodCreateBlob, []string{"CreateBlob"}, d.createBlob)
-	d.Register(MethodReadBlob, []string{"ReadBlob"}, d.readBlob)
 }
 
 // CreateBlobResult is the result of create_blob.

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,18 +40,7 @@ func TestConnIdentityPersistsAcrossCalls(t *testing.T) {
 // connection closes, also when it initialized twice (the first slot is
 // not leaked), so the identity can connect again.
 func TestConnSlotFreedOnClose(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "auth.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(`identities:
-  - name: two-at-a-time
-    class: device
-    tokens: [`+auth.HashToken(tokenAgent)+`]
-    methods: ["*"]
-    namespaces: ["*"]
-    limits: {max_connections: 2}
-`), 0o600))
-	store, err := auth.Load(path, auth.Options{Logger: zerolog.Nop()})
-	require.NoError(t, err)
-	e := newEnvOpts(t, examplesDir(), 1024, func(o *Options) { o.Authn = store })
+	e := connCapEnv(t, 2)
 	first := e.framedRaw()
 	require.NoError(t, initialize(first, tokenAgent))
 	_ = initialize(first, tokenAgent) // allowed or not, it must not hold a second slot
@@ -91,4 +81,22 @@ func TestConnWatchEndsOnClose(t *testing.T) {
 	res, err = c.Call(t.Context(), "get_run", map[string]any{"run_id": ref.RunID})
 	require.NoError(t, err)
 	assert.Contains(t, string(res), `"status":"running"`, "the run goes on")
+}
+
+// connCapEnv is a dispatcher whose one identity (token tokenAgent) may
+// hold n connections at once.
+func connCapEnv(t *testing.T, n int) *env {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "auth.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`identities:
+  - name: capped
+    class: device
+    tokens: [%s]
+    methods: ["*"]
+    namespaces: ["*"]
+    limits: {max_connections: %d}
+`, auth.HashToken(tokenAgent), n)), 0o600))
+	store, err := auth.Load(path, auth.Options{Logger: zerolog.Nop()})
+	require.NoError(t, err)
+	return newEnvOpts(t, examplesDir(), 1024, func(o *Options) { o.Authn = store })
 }

@@ -88,6 +88,17 @@ func (c *Call) Notify(ctx context.Context, method string, params any) error {
 	return ErrNoStream
 }
 
+// TryNotify is Notify for a sender that would rather compact what it
+// sends than wait: on the framed transport it sends nothing and returns an
+// error matching session.ErrBackpressure while the connection's queue is
+// past the notifications' share; elsewhere it is Notify.
+func (c *Call) TryNotify(ctx context.Context, method string, params any) error {
+	if c.Conn != nil {
+		return c.Conn.TryNotify(method, params)
+	}
+	return c.Notify(ctx, method, params)
+}
+
 // Log starts a log event at level, tagged with who made the call.
 func (c *Call) Log(level zerolog.Level) *zerolog.Event {
 	e := c.log.WithLevel(level)
@@ -156,7 +167,8 @@ type method struct {
 	name         string
 	fn           MethodFunc
 	framedOnly   bool
-	inline       bool // never blocks: answered on the connection's read loop
+	inline       bool       // never blocks: answered on the connection's read loop
+	errors       errorTable // its group's; nil for a method registered alone
 	framed, http *metrics.MethodMetrics
 }
 
@@ -171,6 +183,9 @@ type Dispatcher struct {
 	other    *method             // metrics of unknown methods
 	inflight [2]prometheus.Gauge // framed, http
 	uploads  *blob.Uploads
+	// accessErrors maps the errors of authorization, which any call can
+	// meet, after the table of the call's method group.
+	accessErrors errorTable
 }
 
 // New returns a Dispatcher serving Initialize.
@@ -179,7 +194,8 @@ func New(opts Options) *Dispatcher {
 		opts.Metrics = metrics.New("unknown")
 	}
 	defaultAccess(&opts)
-	d := &Dispatcher{opts: opts, authn: opts.Authn, limiter: opts.Limiter, methods: make(map[string]*method)}
+	d := &Dispatcher{opts: opts, authn: opts.Authn, limiter: opts.Limiter, methods: make(map[string]*method),
+		accessErrors: accessErrors()}
 	d.other = d.newMethod("other", nil)
 	d.inflight = [2]prometheus.Gauge{
 		opts.Metrics.Inflight.WithLabelValues(metrics.FrontFramed),
@@ -187,18 +203,17 @@ func New(opts Options) *Dispatcher {
 	}
 	d.register(MethodInitialize, nil, d.initialize, methodFramedOnly)
 	if opts.Skills != nil {
-		d.registerSkills()
+		d.registerGroup(d.discoveryGroup())
 	}
 	if opts.Blobs != nil {
 		d.uploads = opts.Uploads
 		if d.uploads == nil {
 			d.uploads = blob.NewUploads(opts.Blobs, blob.UploadOptions{})
 		}
-		d.registerBlobs()
-		d.registerUploads()
+		d.registerGroup(d.blobGroup())
 	}
 	if opts.Skills != nil && opts.Blobs != nil {
-		d.registerExecution()
+		d.registerGroup(d.executionGroup())
 	}
 	if opts.LookupEnv == nil {
 		d.opts.LookupEnv = os.LookupEnv
@@ -207,9 +222,33 @@ func New(opts Options) *Dispatcher {
 }
 
 // Register adds a method under its canonical name and aliases. It panics on
-// a duplicate name, a programming error.
+// a duplicate name, a programming error. Its errors are mapped by ToWire
+// and the access table only; methods that return domain errors belong in
+// a method group.
 func (d *Dispatcher) Register(name string, aliases []string, fn MethodFunc) {
 	d.register(name, aliases, fn, 0)
+}
+
+// methodGroup is a set of methods registered together with the error
+// table that maps the sentinel errors they return.
+type methodGroup struct {
+	methods []groupMethod
+	errors  errorTable
+}
+
+// groupMethod is one method of a group.
+type groupMethod struct {
+	name    string
+	aliases []string
+	fn      MethodFunc
+	flags   methodFlags
+}
+
+// registerGroup registers every method of g with g's error table.
+func (d *Dispatcher) registerGroup(g methodGroup) {
+	for _, gm := range g.methods {
+		d.register(gm.name, gm.aliases, gm.fn, gm.flags).errors = g.errors
+	}
 }
 
 // methodFlags say how a method is served.
@@ -220,7 +259,7 @@ const (
 	methodInline                             // never blocks: answered on the read loop
 )
 
-func (d *Dispatcher) register(name string, aliases []string, fn MethodFunc, flags methodFlags) {
+func (d *Dispatcher) register(name string, aliases []string, fn MethodFunc, flags methodFlags) *method {
 	m := d.newMethod(name, fn)
 	m.framedOnly, m.inline = flags&methodFramedOnly != 0, flags&methodInline != 0
 	for _, n := range append([]string{name}, aliases...) {
@@ -229,6 +268,7 @@ func (d *Dispatcher) register(name string, aliases []string, fn MethodFunc, flag
 		}
 		d.methods[n] = m
 	}
+	return m
 }
 
 func (d *Dispatcher) newMethod(name string, fn MethodFunc) *method {

@@ -9,10 +9,17 @@ import (
 	"github.com/skillgate/skillgate/transport"
 )
 
-// ToWire maps any error a method returns to the JSON-RPC error sent to the
-// client; nil stays nil. This is the one place where Go errors become wire
-// errors: domain packages' sentinel errors are matched here.
+// ToWire maps an error to the JSON-RPC error sent to the client; nil
+// stays nil. It knows the errors every method shares (wire errors, bad
+// params, a canceled call); the sentinel errors of domain packages are
+// mapped by the error table of the method group that returns them (see
+// wireError), and any other error is INTERNAL_ERROR.
 func ToWire(err error) *transport.Error {
+	return toWire(err)
+}
+
+// toWire is ToWire that consults tables, in order, for domain errors.
+func toWire(err error, tables ...errorTable) *transport.Error {
 	if err == nil {
 		return nil
 	}
@@ -30,22 +37,32 @@ func ToWire(err error) *transport.Error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return transport.AppError(transport.StringCanceled, "The call ran out of time.").WithRetry(1000, 2)
 	}
-	for _, m := range domainErrors {
-		if errors.Is(err, m.target) {
-			return m.wire(err)
+	for _, t := range tables {
+		for _, m := range t {
+			if errors.Is(err, m.target) {
+				return m.wire(err)
+			}
 		}
 	}
 	return transport.ErrInternal
 }
 
-// domainError maps a sentinel error of a domain package to a wire error.
-type domainError struct {
+// errorTable maps the sentinel errors of domain packages to wire errors:
+// each method group registers one with its methods (methodGroup), and
+// every call also consults the access table (who may call what).
+type errorTable []errorMapping
+
+// errorMapping maps one sentinel error (matched with errors.Is).
+type errorMapping struct {
 	target error
 	wire   func(err error) *transport.Error
 }
 
-// domainErrors is filled by the files that register domain methods.
-var domainErrors []domainError
+// wireError maps an error of method m: the generic errors, then m's
+// group's table, then the access table.
+func (d *Dispatcher) wireError(m *method, err error) *transport.Error {
+	return toWire(err, m.errors, d.accessErrors)
+}
 
 // errorForFront adjusts an error for the front door: on the framed
 // transport a number outside the accepted range aborts the connection as a

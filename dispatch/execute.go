@@ -34,20 +34,31 @@ type Runner interface {
 	Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, error)
 }
 
-func init() {
-	domainErrors = append(domainErrors, domainError{sandbox.ErrOverloaded, func(error) *transport.Error {
-		return transport.AppError(transport.StringOverloaded, "Every sandbox is busy and the run queue is full.").WithRetry(500, 5)
-	}})
+func overloaded(error) *transport.Error {
+	return transport.AppError(transport.StringOverloaded, "Every sandbox is busy and the run queue is full.").WithRetry(500, 5)
 }
 
-func (d *Dispatcher) registerExecution() {
+// executionGroup is the methods that run code and the run methods that
+// follow, cancel and list the runs: one group, since both meet the same
+// errors (the skill, the input blobs, the sandbox queue, the run).
+func (d *Dispatcher) executionGroup() methodGroup {
 	if d.opts.Runs == nil {
 		// A memory store cannot fail to load.
 		d.opts.Runs, _ = runs.Open(context.Background(), runs.Config{Logger: d.opts.Logger})
 	}
-	d.Register(MethodExecuteSkill, []string{"ExecuteSkill"}, d.executeSkill)
-	d.Register(MethodRunCode, []string{"RunCode"}, d.runCode)
-	d.registerRuns()
+	return methodGroup{
+		methods: append([]groupMethod{
+			{name: MethodExecuteSkill, aliases: []string{"ExecuteSkill"}, fn: d.executeSkill},
+			{name: MethodRunCode, aliases: []string{"RunCode"}, fn: d.runCode},
+		}, d.runMethods()...),
+		errors: errorTable{
+			{skills.ErrSkillNotFound, skillNotFound},
+			{blob.ErrNotFound, blobNotFound},
+			{blob.ErrStorageFull, storageFull},
+			{sandbox.ErrOverloaded, overloaded},
+			{runs.ErrNotFound, runNotFound},
+		},
+	}
 }
 
 // RunResult is the run object of execute_skill and run_code. Failures of

@@ -85,6 +85,13 @@ func (e *env) framed() *session.Conn {
 // framedRaw returns a client connection that has not initialized.
 func (e *env) framedRaw() *session.Conn {
 	e.t.Helper()
+	return e.framedRawWith(nil)
+}
+
+// framedRawWith is framedRaw with a client configuration that client
+// (when not nil) adjusts.
+func (e *env) framedRawWith(client func(*session.Config)) *session.Conn {
+	e.t.Helper()
 	cfg := session.DefaultConfig()
 	ConfigureSession(&cfg)
 	cfg.MaxMessageSize = testMaxMessage
@@ -96,6 +103,9 @@ func (e *env) framedRaw() *session.Conn {
 	ccfg := session.ClientConfig()
 	ccfg.MaxMessageSize = testMaxMessage
 	ccfg.Metrics = e.metrics
+	if client != nil {
+		client(&ccfg)
+	}
 	c, err := session.NewClientConn(a, ccfg, nil)
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() {

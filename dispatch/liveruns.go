@@ -16,6 +16,7 @@ import (
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -94,9 +95,8 @@ func (d *Dispatcher) streamRun(ctx, runCtx context.Context, call *Call, run *run
 		}
 	}()
 	go func() {
-		followed <- run.FollowCompacting(fctx, 0, call.Backlogged, func(ev runs.Event) error {
-			return call.Notify(fctx, MethodRunEvent, eventParams(run.ID(), requestID, ev))
-		})
+		s := &eventSender{call: call, runID: run.ID(), requestID: requestID}
+		followed <- run.FollowCompacting(fctx, 0, s.pressed, func(ev runs.Event) error { return s.send(fctx, ev) })
 	}()
 	out, err := d.completeRun(runCtx, call, run, req, job, nil)
 	ferr := <-followed
@@ -107,6 +107,29 @@ func (d *Dispatcher) streamRun(ctx, runCtx context.Context, call *Call, run *run
 		return nil, ferr
 	}
 	return out, err
+}
+
+// eventSender sends a streamed run's events to its caller and tells the
+// follower when the caller is behind: the last notification found the
+// connection's queue past its share and had to wait, or the queue is past
+// it now. The follower then compacts what it has still to send. Used by
+// the follower's goroutine only.
+type eventSender struct {
+	call             *Call
+	runID, requestID string
+	behind           bool // the last send had to wait for room
+}
+
+func (s *eventSender) pressed() bool { return s.behind || s.call.Backlogged() }
+
+func (s *eventSender) send(ctx context.Context, ev runs.Event) error {
+	params := eventParams(s.runID, s.requestID, ev)
+	err := s.call.TryNotify(ctx, MethodRunEvent, params)
+	s.behind = errors.Is(err, session.ErrBackpressure)
+	if s.behind {
+		err = s.call.Notify(ctx, MethodRunEvent, params)
+	}
+	return err
 }
 
 // startAsync starts the run in the background and answers once the

@@ -18,20 +18,19 @@ const (
 	MethodListRuns  = "list_runs"
 )
 
-func init() {
-	domainErrors = append(domainErrors,
-		domainError{runs.ErrNotFound, func(err error) *transport.Error {
-			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Run not found.",
-				StringCode: transport.StringRunNotFound, Details: err.Error() + "; runs are kept for the gateway's run retention after they finish"}
-		}},
-	)
+func runNotFound(err error) *transport.Error {
+	return &transport.Error{Code: transport.CodeInvalidParams, Message: "Run not found.",
+		StringCode: transport.StringRunNotFound, Details: err.Error() + "; runs are kept for the gateway's run retention after they finish"}
 }
 
-func (d *Dispatcher) registerRuns() {
-	d.Register(MethodGetRun, []string{"GetRun"}, d.getRun)
-	d.Register(MethodWatchRun, []string{"WatchRun"}, d.watchRun)
-	d.Register(MethodCancelRun, []string{"CancelRun"}, d.cancelRun)
-	d.Register(MethodListRuns, []string{"ListRuns"}, d.listRuns)
+// runMethods are the run methods of the execution group.
+func (d *Dispatcher) runMethods() []groupMethod {
+	return []groupMethod{
+		{name: MethodGetRun, aliases: []string{"GetRun"}, fn: d.getRun},
+		{name: MethodWatchRun, aliases: []string{"WatchRun"}, fn: d.watchRun},
+		{name: MethodCancelRun, aliases: []string{"CancelRun"}, fn: d.cancelRun},
+		{name: MethodListRuns, aliases: []string{"ListRuns"}, fn: d.listRuns},
+	}
 }
 
 // lookupRun reads run_id and finds the caller's run.

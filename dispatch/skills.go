@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/skillgate/skillgate/blob"
-
 	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -28,27 +26,25 @@ type CatalogSource interface {
 	Catalog() *skills.Catalog
 }
 
-func init() {
-	domainErrors = append(domainErrors,
-		domainError{skills.ErrSkillNotFound, func(err error) *transport.Error {
-			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Skill not found.",
-				StringCode: transport.StringSkillNotFound, Details: err.Error()}
-		}},
-		domainError{blob.ErrNotFound, func(err error) *transport.Error {
-			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Blob not found.",
-				StringCode: transport.StringBlobNotFound, Details: err.Error() + "; blobs expire after the gateway's blob TTL"}
-		}},
-	)
+func skillNotFound(err error) *transport.Error {
+	return &transport.Error{Code: transport.CodeInvalidParams, Message: "Skill not found.",
+		StringCode: transport.StringSkillNotFound, Details: err.Error()}
 }
 
-func (d *Dispatcher) registerSkills() {
+// discoveryGroup is the methods that read the skill catalog.
+func (d *Dispatcher) discoveryGroup() methodGroup {
 	// Listing, describing and the guide only read the in-memory catalog:
 	// they never block and are answered on the read loop. Files can be
 	// large and are read on a goroutine of their own.
-	d.register(MethodListSkills, []string{"ListSkills"}, d.listSkills, methodInline)
-	d.register(MethodDescribeSkill, []string{"DescribeSkill"}, d.describeSkill, methodInline)
-	d.Register(MethodReadSkillFile, []string{"ReadSkillFile"}, d.readSkillFile)
-	d.register(MethodLoadGuide, []string{"LoadSkillsProtocolGuide"}, d.loadGuide, methodInline)
+	return methodGroup{
+		methods: []groupMethod{
+			{name: MethodListSkills, aliases: []string{"ListSkills"}, fn: d.listSkills, flags: methodInline},
+			{name: MethodDescribeSkill, aliases: []string{"DescribeSkill"}, fn: d.describeSkill, flags: methodInline},
+			{name: MethodReadSkillFile, aliases: []string{"ReadSkillFile"}, fn: d.readSkillFile},
+			{name: MethodLoadGuide, aliases: []string{"LoadSkillsProtocolGuide"}, fn: d.loadGuide, flags: methodInline},
+		},
+		errors: errorTable{{skills.ErrSkillNotFound, skillNotFound}},
+	}
 }
 
 // SkillEntry is one skill in list_skills.

@@ -17,25 +17,20 @@ const (
 	MethodFinishUpload = "finish_upload"
 )
 
-func init() {
-	domainErrors = append(domainErrors,
-		domainError{blob.ErrUploadNotFound, func(err error) *transport.Error {
+// uploadErrors is the part of the blob group's table for uploads.
+func uploadErrors() errorTable {
+	return errorTable{
+		{blob.ErrUploadNotFound, func(err error) *transport.Error {
 			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Upload not found.",
 				StringCode: transport.StringUploadNotFound, Details: err.Error() + "; uploads expire an hour after their last chunk"}
 		}},
-		domainError{blob.ErrInvalidUpload, func(err error) *transport.Error {
+		{blob.ErrInvalidUpload, func(err error) *transport.Error {
 			return (&ParamError{Param: "offset", Reason: "cannot be taken: " + err.Error()}).wire()
 		}},
-		domainError{blob.ErrChecksumMismatch, func(err error) *transport.Error {
+		{blob.ErrChecksumMismatch, func(err error) *transport.Error {
 			return (&ParamError{Param: "sha256", Reason: "does not match: " + err.Error() + "; nothing was kept"}).wire()
 		}},
-	)
-}
-
-func (d *Dispatcher) registerUploads() {
-	d.Register(MethodBeginUpload, []string{"BeginUpload"}, d.beginUpload)
-	d.Register(MethodUploadChunk, []string{"UploadChunk"}, d.uploadChunk)
-	d.Register(MethodFinishUpload, []string{"FinishUpload"}, d.finishUpload)
+	}
 }
 
 // BeginUploadResult is the result of begin_upload.

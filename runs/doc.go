@@ -7,7 +7,9 @@
 // (get_run, watch_run, cancel_run, list_runs) read it back. Finished runs
 // are written to a Store (memory, or files in the data directory) and
 // survive a restart; a run that was in progress when the gateway died is
-// reported as interrupted.
+// reported as interrupted. With a SharedStore (runs/objstore keeps one in
+// a blob store's objects), gateway replicas share the records: any replica
+// answers for a run, finished or in progress elsewhere.
 //
 // The package knows nothing of connections or front doors: followers
 // receive events through a send function that may block, which is how the

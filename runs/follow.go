@@ -46,6 +46,8 @@ func (r *Run) FollowCompacting(ctx context.Context, after uint64, pressed func()
 		}
 		select {
 		case <-wake:
+		case <-r.remotePoll():
+			r.refresh(ctx)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -29,8 +29,6 @@ type Event struct {
 	Seq  uint64          `json:"seq"`
 	Type string          `json:"type"`
 	Data json.RawMessage `json:"data"` // the type's own fields, a JSON object
-
-	weight int // what the event counts against the retention bound
 }
 
 // Record is what a Store keeps of a run.
@@ -43,6 +41,9 @@ type Record struct {
 	StartedAt  time.Time       `json:"started_at"`
 	FinishedAt time.Time       `json:"finished_at,omitzero"`
 	Progress   json.RawMessage `json:"progress,omitempty"`
+	// Updated is when the record was last saved: a running record that
+	// stops being updated belongs to a replica that is gone.
+	Updated time.Time `json:"updated_at,omitzero"`
 	// Result is the final run object, as the call answered it.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Events are the retained events, oldest first, ending with finished.

@@ -31,6 +31,11 @@ type Config struct {
 	Logger      zerolog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// CheckpointInterval, StaleAfter and SweepInterval apply to a
+	// SharedStore (see there).
+	CheckpointInterval time.Duration
+	StaleAfter         time.Duration
+	SweepInterval      time.Duration
 }
 
 // Defaults. MaxEventBytes holds a run's whole log (1 MiB, the sandbox's
@@ -54,6 +59,9 @@ func (c *Config) withDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.CheckpointInterval = cmp.Or(c.CheckpointInterval, DefaultCheckpointInterval)
+	c.StaleAfter = cmp.Or(c.StaleAfter, DefaultStaleAfter)
+	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
 }
 
 // Registry holds the runs of a gateway. Safe for concurrent use.
@@ -62,6 +70,9 @@ type Registry struct {
 
 	mu   sync.Mutex
 	runs map[string]*Run // guarded by mu; live and retained finished runs
+
+	stopLoops context.CancelFunc // nil without a SharedStore
+	loops     sync.WaitGroup
 }
 
 // Open returns a registry holding the records of cfg.Store that are still
@@ -70,6 +81,11 @@ type Registry struct {
 func Open(ctx context.Context, cfg Config) (*Registry, error) {
 	cfg.withDefaults()
 	g := &Registry{cfg: cfg, runs: map[string]*Run{}}
+	if g.sharedStore() != nil {
+		// Other replicas' runs are read when asked for, not all at once.
+		g.startShared()
+		return g, nil
+	}
 	recs, err := cfg.Store.LoadAll(ctx)
 	if err != nil {
 		g.cfg.Logger.Warn().Err(err).Msg("some run records could not be read")
@@ -143,7 +159,7 @@ func (g *Registry) Start(id, owner, what, requestID string, cancel context.Cance
 	g.mu.Lock()
 	g.runs[id] = r
 	g.mu.Unlock()
-	g.save(r.Record())
+	g.saveRun(r, r.Record())
 	return r
 }
 
@@ -157,7 +173,7 @@ func (g *Registry) Discard(r *Run) {
 	}
 }
 
-func (g *Registry) finished(_ *Run, rec *Record) { g.save(rec) }
+func (g *Registry) finished(r *Run, rec *Record) { g.saveRun(r, rec) }
 
 func (g *Registry) save(rec *Record) {
 	if err := g.cfg.Store.Save(context.Background(), rec); err != nil {
@@ -171,6 +187,9 @@ func (g *Registry) Get(owner, id string) (*Run, error) {
 	g.mu.Lock()
 	r := g.runs[id]
 	g.mu.Unlock()
+	if r == nil && g.sharedStore() != nil {
+		return g.getShared(owner, id)
+	}
 	if r == nil || r.rec.Owner != owner || g.expired(r) {
 		return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
@@ -194,6 +213,9 @@ func (g *Registry) prune() {
 		}
 	}
 	g.mu.Unlock()
+	if g.sharedStore() != nil {
+		return // the sweep deletes shared records, whoever ran them
+	}
 	for _, id := range gone {
 		if err := g.cfg.Store.Delete(context.Background(), id); err != nil {
 			g.cfg.Logger.Warn().Err(err).Str("run_id", id).Msg("cannot delete an expired run record")
@@ -221,6 +243,11 @@ func (g *Registry) List(owner, status string, limit int, cursor string) (page []
 	}
 	g.prune()
 	all := g.summaries(owner, status)
+	if g.sharedStore() != nil {
+		if all, err = g.sharedSummaries(owner, status, all); err != nil {
+			return nil, "", err
+		}
+	}
 	slices.SortFunc(all, newestFirst)
 	start := 0
 	if cursor != "" {

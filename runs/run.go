@@ -19,12 +19,15 @@ type Run struct {
 
 	mu       sync.Mutex
 	rec      Record
-	retained int           // bytes of rec.Events
+	retained int           // bytes of rec.Events, as weighed
+	weights  []int         // what each of rec.Events counts in retained
 	nextSeq  uint64        // seq of the next event
 	wake     chan struct{} // closed when an event is appended
 	done     chan struct{} // closed when the run finishes
 	logs     coalescer
 	fullLogs []byte // everything the run wrote, up to the registry's cap
+
+	shared sharedRun
 }
 
 // ID returns the run's id.
@@ -80,17 +83,32 @@ func (r *Run) appendWeighedLocked(typ string, data json.RawMessage, weight int) 
 	if r.rec.Status != StatusRunning {
 		return // nothing follows finished
 	}
+	r.alignWeightsLocked()
 	r.nextSeq++
-	r.rec.Events = append(r.rec.Events, Event{Seq: r.nextSeq, Type: typ, Data: data, weight: weight + eventOverhead})
+	r.rec.Events = append(r.rec.Events, Event{Seq: r.nextSeq, Type: typ, Data: data})
+	r.weights = append(r.weights, weight+eventOverhead)
 	r.retained += weight + eventOverhead
 	limits := r.reg.cfg
 	for len(r.rec.Events) > 1 && (len(r.rec.Events) > limits.MaxEvents || r.retained > limits.MaxEventBytes) {
-		r.retained -= r.rec.Events[0].weight
+		r.retained -= r.weights[0]
 		r.rec.Events[0] = Event{}
-		r.rec.Events = r.rec.Events[1:]
+		r.rec.Events, r.weights = r.rec.Events[1:], r.weights[1:]
 	}
 	close(r.wake)
 	r.wake = make(chan struct{})
+}
+
+// alignWeightsLocked weighs events the run did not append itself (a
+// record loaded from a store) by their JSON.
+func (r *Run) alignWeightsLocked() {
+	if len(r.weights) == len(r.rec.Events) {
+		return
+	}
+	r.weights, r.retained = r.weights[:0], 0
+	for _, ev := range r.rec.Events {
+		r.weights = append(r.weights, len(ev.Data)+eventOverhead)
+		r.retained += len(ev.Data) + eventOverhead
+	}
 }
 
 // eventOverhead approximates an event's fields other than its data.
@@ -113,11 +131,14 @@ func (r *Run) Finish(status string, result json.RawMessage) {
 	r.fullLogs = nil // wanted only until the run object is made (logs_blob)
 	rec := r.snapshotLocked()
 	r.mu.Unlock()
+	// Saved before done closes: whoever learns that the run finished
+	// (a waiter, a replica reading the store, a draining gateway about
+	// to exit) finds its record saved.
+	r.reg.finished(r, rec)
 	close(r.done)
 	if r.cancel != nil {
 		r.cancel(nil) // releases the context's resources
 	}
-	r.reg.finished(r, rec)
 }
 
 // FullLogs returns everything the run wrote to its streams, as one text
@@ -170,10 +191,14 @@ func nullIfEmpty(raw json.RawMessage) json.RawMessage {
 
 // Wait blocks until the run finishes or ctx ends.
 func (r *Run) Wait(ctx context.Context) error {
-	select {
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		select {
+		case <-r.done:
+			return nil
+		case <-r.remotePoll():
+			r.refresh(ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }

@@ -286,13 +286,7 @@ func TestFollowCompactsProgressUnderPressure(t *testing.T) {
 		r.emit(EventProgress, map[string]int{"progress": 10 + i})
 	}
 	r.Finish(StatusCompleted, json.RawMessage(`{}`))
-	var evs []Event
-	require.NoError(t, r.FollowCompacting(context.Background(), 0, func() bool { return true },
-		func(e Event) error { evs = append(evs, e); return nil }))
-	var got []string
-	for _, e := range evs {
-		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Type))
-	}
+	evs, got := followPressed(t, r, func(int) bool { return true })
 	// 1 started, 2-6 progress, 7 blob, 8-10 progress, 11 finished.
 	require.Equal(t, []string{"1:started", "6:gap", "7:blob", "9:gap", "10:progress", "11:finished"}, got)
 	require.JSONEq(t, `{"from_seq":2,"to_seq":6}`, string(evs[1].Data))
@@ -322,13 +316,7 @@ func TestFollowMergesLogsUnderPressure(t *testing.T) {
 	r.emit(EventProgress, map[string]int{"progress": 2}) // 26
 	logEv(StreamStdout, "c\n")                           // 27
 	r.Finish(StatusCompleted, json.RawMessage(`{}`))     // 28
-	var evs []Event
-	require.NoError(t, r.FollowCompacting(context.Background(), 0, func() bool { return true },
-		func(e Event) error { evs = append(evs, e); return nil }))
-	var got []string
-	for _, e := range evs {
-		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Type))
-	}
+	evs, got := followPressed(t, r, func(int) bool { return true })
 	require.Equal(t, []string{"1:started", "6:gap", "21:log", "22:log", "23:gap", "25:log", "26:progress", "27:log", "28:finished"}, got)
 	require.JSONEq(t, `{"from_seq":2,"to_seq":6}`, string(evs[1].Data))
 	var merged logFields
@@ -352,15 +340,23 @@ func TestFollowCompactsFromWhereItFellBehind(t *testing.T) {
 		r.emit(EventProgress, map[string]int{"progress": i})
 	}
 	r.Finish(StatusCompleted, json.RawMessage(`{}`))
-	var evs []Event
-	sent := 0
-	pressed := func() bool { return sent >= 3 }
-	require.NoError(t, r.FollowCompacting(context.Background(), 0, pressed,
-		func(e Event) error { evs = append(evs, e); sent++; return nil }))
-	var got []string
-	for _, e := range evs {
-		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Type))
-	}
+	_, got := followPressed(t, r, func(sent int) bool { return sent >= 3 })
 	// 1 started, 2-11 progress, 12 finished.
 	require.Equal(t, []string{"1:started", "2:progress", "3:progress", "10:gap", "11:progress", "12:finished"}, got)
+}
+
+// followPressed follows r to its end with FollowCompacting, pressed
+// being told how many events were sent so far, and returns the events
+// sent and their "seq:type".
+func followPressed(t *testing.T, r *Run, pressed func(sent int) bool) ([]Event, []string) {
+	t.Helper()
+	var evs []Event
+	var got []string
+	require.NoError(t, r.FollowCompacting(context.Background(), 0, func() bool { return pressed(len(evs)) },
+		func(e Event) error {
+			evs = append(evs, e)
+			got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Type))
+			return nil
+		}))
+	return evs, got
 }

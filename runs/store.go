@@ -36,6 +36,9 @@ func NewMemoryStore() *MemoryStore { return &MemoryStore{recs: map[string]*Recor
 
 // Save implements Store.
 func (m *MemoryStore) Save(_ context.Context, rec *Record) error {
+	if !validID(rec.ID) {
+		return fmt.Errorf("runs: save %q: %w", rec.ID, ErrNotFound)
+	}
 	m.mu.Lock()
 	m.recs[rec.ID] = rec
 	m.mu.Unlock()
@@ -55,6 +58,9 @@ func (m *MemoryStore) LoadAll(context.Context) ([]*Record, error) {
 
 // Delete implements Store.
 func (m *MemoryStore) Delete(_ context.Context, id string) error {
+	if !validID(id) {
+		return fmt.Errorf("runs: delete %q: %w", id, ErrNotFound)
+	}
 	m.mu.Lock()
 	delete(m.recs, id)
 	m.mu.Unlock()

@@ -82,12 +82,14 @@ func TestAbuse(t *testing.T) {
 func TestAbuseLimits(t *testing.T) {
 	for _, rlimits := range []bool{false, true} {
 		r := ownRunner(t, func(c *Config) { c.forceRlimits = rlimits })
-		if !rlimits && r.usesRlimits() {
+		if !rlimits && r.cgroups == nil {
 			continue // no cgroup here: the second round covers rlimits
 		}
-		name := "cgroup"
-		if r.usesRlimits() {
-			name = "rlimits"
+		name := "rlimits"
+		if r.cgroups != nil {
+			// A delegated cgroup may lack a controller: rlimits then
+			// stand in for its limit.
+			name = "cgroup with rlimits for " + strings.Join(r.cgroups.missing(), ", ")
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Run("processes and threads counted", func(t *testing.T) {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"slices"
 	"testing"
@@ -19,7 +20,13 @@ import (
 // from Run to Result. The pool is refilled outside the timed region, so
 // this is the latency a request sees while the pool keeps up.
 func BenchmarkRunTrivial(b *testing.B) {
-	r := benchRunner(b, 2)
+	for _, ids := range benchIDMaps() {
+		b.Run(string(ids), func(b *testing.B) { benchRunTrivial(b, ids) })
+	}
+}
+
+func benchRunTrivial(b *testing.B, ids IDMap) {
+	r := benchRunner(b, 2, ids)
 	job := Job{RunID: "bench", Code: trivialCode}
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
@@ -43,7 +50,13 @@ func BenchmarkRunTrivial(b *testing.B) {
 // BenchmarkRunCold measures a trivial run without the pool: the cost of
 // starting a sandbox (namespaces, root, cgroups, Python) plus the run.
 func BenchmarkRunCold(b *testing.B) {
-	r := benchRunner(b, 0)
+	for _, ids := range benchIDMaps() {
+		b.Run(string(ids), func(b *testing.B) { benchRunCold(b, ids) })
+	}
+}
+
+func benchRunCold(b *testing.B, ids IDMap) {
+	r := benchRunner(b, 0, ids)
 	job := Job{RunID: "bench", Code: trivialCode}
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
@@ -68,7 +81,13 @@ func BenchmarkRunCold(b *testing.B) {
 // goroutines: the pool cannot keep up, so this measures throughput
 // (runs/s), bound by the cost of starting sandboxes.
 func BenchmarkRunSustained(b *testing.B) {
-	r := benchRunner(b, 2)
+	for _, ids := range benchIDMaps() {
+		b.Run(string(ids), func(b *testing.B) { benchRunSustained(b, ids) })
+	}
+}
+
+func benchRunSustained(b *testing.B, ids IDMap) {
+	r := benchRunner(b, 2, ids)
 	job := Job{RunID: "bench", Code: trivialCode}
 	b.ReportAllocs()
 	b.SetParallelism(2)
@@ -99,9 +118,21 @@ func BenchmarkBarePython(b *testing.B) {
 	reportLatency(b, lat)
 }
 
-func benchRunner(b *testing.B, pool int) *Runner {
+// benchIDMaps are the id maps the run benchmarks compare: rootless with a
+// subordinate range, that and the gateway's own uid; else what this
+// process gets.
+func benchIDMaps() []IDMap {
+	if os.Geteuid() != 0 {
+		if _, err := subordinateIDMapper(); err == nil {
+			return []IDMap{IDMapSubordinate, IDMapOwn}
+		}
+	}
+	return []IDMap{IDMapAuto}
+}
+
+func benchRunner(b *testing.B, pool int, ids IDMap) *Runner {
 	cfg := testConfig()
-	cfg.Workers, cfg.WarmPool = 2, pool
+	cfg.Workers, cfg.WarmPool, cfg.IDMap = 2, pool, ids
 	r, err := New(cfg)
 	requireSandbox(b, err)
 	b.Cleanup(func() { _ = r.Close() })

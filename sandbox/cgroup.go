@@ -120,14 +120,8 @@ func detectCgroups(procCgroup, mountinfo string) (*cgroupLayout, error) {
 	if len(v1) == len(requiredControllers) {
 		return &cgroupLayout{dirs: v1}, nil
 	}
-	path, hasV2 := own[""]
-	for _, m := range mounts {
-		if m.fstype != "cgroup2" || !hasV2 {
-			continue
-		}
-		if dir, ok := cgroupDir(m, path); ok {
-			return &cgroupLayout{v2: true, dir: dir}, nil
-		}
+	if v2, ok := detectV2(procCgroup, mountinfo); ok {
+		return v2, nil
 	}
 	for _, c := range requiredControllers {
 		if _, ok := v1[c]; !ok {
@@ -135,4 +129,21 @@ func detectCgroups(procCgroup, mountinfo string) (*cgroupLayout, error) {
 		}
 	}
 	return nil, fmt.Errorf("no usable cgroup hierarchy")
+}
+
+// detectV2 finds this process's own cgroup v2 directory.
+func detectV2(procCgroup, mountinfo string) (*cgroupLayout, bool) {
+	path, hasV2 := parseProcCgroup(procCgroup)[""]
+	if !hasV2 {
+		return nil, false
+	}
+	for _, m := range parseCgroupMounts(mountinfo) {
+		if m.fstype != "cgroup2" {
+			continue
+		}
+		if dir, ok := cgroupDir(m, path); ok {
+			return &cgroupLayout{v2: true, dir: dir}, true
+		}
+	}
+	return nil, false
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroupPrefix names the per-Runner parent cgroup (and work directory):
@@ -28,15 +30,34 @@ type cgroupTree struct {
 	layout *cgroupLayout
 	roots  []string // runner directories, one per hierarchy
 	limits cgroupLimits
+	// controllers are those of requiredControllers the runs' cgroups
+	// have; rlimits stand in for the others (cgroup v2 only: a delegated
+	// cgroup whose host binds memory or pids to cgroup v1).
+	controllers []string
 }
 
 // runCgroup is one sandbox's cgroup.
 type runCgroup struct {
-	v2   bool
-	dirs []string // memory first
+	v2          bool
+	dirs        []string // memory first
+	controllers []string
 }
 
-func loadCgroupLayout() (*cgroupLayout, error) {
+// cgroupLayouts lists where the Runner may create its cgroups, best first:
+// the configured delegated directory alone, else what /proc/self/cgroup
+// says, and for rootless mode on a host that mixes cgroup v1 and v2 also
+// the v2 cgroup (the v1 ones are seldom delegated).
+func cgroupLayouts(cfg *Config, mode Mode) ([]*cgroupLayout, error) {
+	if cfg.CgroupDir != "" {
+		var st unix.Statfs_t
+		if err := unix.Statfs(cfg.CgroupDir, &st); err != nil {
+			return nil, fmt.Errorf("cgroup dir: %w", err)
+		}
+		if st.Type != unix.CGROUP2_SUPER_MAGIC {
+			return nil, fmt.Errorf("cgroup dir %s is not on a cgroup v2 file system", cfg.CgroupDir)
+		}
+		return []*cgroupLayout{{v2: true, dir: cfg.CgroupDir}}, nil
+	}
 	self, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil, fmt.Errorf("no cgroup support: %w", err)
@@ -45,7 +66,15 @@ func loadCgroupLayout() (*cgroupLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return detectCgroups(string(self), string(mi))
+	layout, err := detectCgroups(string(self), string(mi))
+	if err != nil {
+		return nil, err
+	}
+	out := []*cgroupLayout{layout}
+	if v2, ok := detectV2(string(self), string(mi)); ok && !layout.v2 && mode == ModeRootless {
+		out = append(out, v2)
+	}
+	return out, nil
 }
 
 // newCgroupTree creates the Runner's parent cgroups (and on v2 enables the
@@ -53,7 +82,7 @@ func loadCgroupLayout() (*cgroupLayout, error) {
 func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgroupTree, error) {
 	t := &cgroupTree{layout: layout, limits: limits}
 	if layout.v2 {
-		base, err := v2Base(layout.dir)
+		base, avail, err := v2Base(layout.dir)
 		if err != nil {
 			return nil, err
 		}
@@ -61,9 +90,13 @@ func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgr
 		if err := os.Mkdir(root, 0o755); err != nil {
 			return nil, fmt.Errorf("create cgroup %s: %w", root, err)
 		}
-		t.roots = []string{root}
-		return t, writeFile(filepath.Join(root, "cgroup.subtree_control"), "+memory +pids")
+		t.roots, t.controllers = []string{root}, avail
+		if len(avail) == 0 {
+			return t, nil
+		}
+		return t, writeFile(filepath.Join(root, "cgroup.subtree_control"), enableLine(avail))
 	}
+	t.controllers = requiredControllers
 	for _, c := range requiredControllers {
 		root := filepath.Join(layout.dirs[c], name)
 		if err := os.Mkdir(root, 0o755); err != nil {
@@ -75,51 +108,77 @@ func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgr
 	return t, nil
 }
 
-// v2Base picks the cgroup v2 directory to create the Runner's cgroup in:
-// this process's own cgroup when its children can get memory and pids
-// (no other process in it: with Delegate=yes this process moves into a
-// leaf first, as a cgroup with processes cannot enable controllers for its
-// children), else its parent, which already enables them for its children.
-func v2Base(own string) (string, error) {
-	if err := checkControllers(own, "cgroup.controllers"); err != nil {
-		return "", err
+// has reports whether runs' cgroups have controller c.
+func (t *cgroupTree) has(c string) bool { return t != nil && slices.Contains(t.controllers, c) }
+
+// missing names the required controllers the runs' cgroups lack.
+func (t *cgroupTree) missing() []string {
+	var out []string
+	for _, c := range requiredControllers {
+		if !t.has(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func enableLine(controllers []string) string {
+	return "+" + strings.Join(controllers, " +")
+}
+
+// v2Base picks the cgroup v2 directory to create the Runner's cgroup in,
+// and which of memory and pids its children get there (maybe neither: a
+// delegated cgroup still places and kills each run). That is this
+// process's own cgroup when its children can get them (no other process
+// in it: with Delegate=yes this process moves into a leaf first, as a
+// cgroup with processes cannot enable controllers for its children), else
+// its parent, which already enables them for its children.
+func v2Base(own string) (string, []string, error) {
+	avail, err := listedControllers(own, "cgroup.controllers")
+	if err != nil || len(avail) == 0 {
+		return own, nil, err
 	}
 	ctl := filepath.Join(own, "cgroup.subtree_control")
-	err := writeFile(ctl, "+memory +pids")
+	err = writeFile(ctl, enableLine(avail))
 	if !errors.Is(err, syscall.EBUSY) {
-		return own, err
+		return own, avail, err
 	}
 	procs, _ := os.ReadFile(filepath.Join(own, "cgroup.procs"))
 	if strings.TrimSpace(string(procs)) == strconv.Itoa(os.Getpid()) {
 		leaf := filepath.Join(own, cgroupPrefix+"gateway")
 		if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return "", err
+			return "", nil, err
 		}
 		if err := writeFile(filepath.Join(leaf, "cgroup.procs"), strconv.Itoa(os.Getpid())); err != nil {
-			return "", fmt.Errorf("move into %s: %w", leaf, err)
+			return "", nil, fmt.Errorf("move into %s: %w", leaf, err)
 		}
-		return own, writeFile(ctl, "+memory +pids")
+		return own, avail, writeFile(ctl, enableLine(avail))
 	}
 	parent := filepath.Dir(own)
-	if err := checkControllers(parent, "cgroup.subtree_control"); err != nil {
-		return "", fmt.Errorf("cgroup v2 %s holds other processes and %w; run the gateway in a cgroup of its own (systemd Delegate=yes)", own, err)
+	enabled, err := listedControllers(parent, "cgroup.subtree_control")
+	if err == nil && len(enabled) < len(avail) {
+		err = fmt.Errorf("enables only %q for its children", strings.Join(enabled, " "))
 	}
-	return parent, nil
+	if err != nil {
+		return "", nil, fmt.Errorf("cgroup v2 %s holds other processes and its parent %w; run the gateway in a cgroup of its own (systemd Delegate=yes)", own, err)
+	}
+	return parent, avail, nil
 }
 
-// checkControllers requires memory and pids in dir's controller list file.
-func checkControllers(dir, file string) error {
+// listedControllers returns those of requiredControllers that dir's
+// controller list file names.
+func listedControllers(dir, file string) ([]string, error) {
 	have, err := os.ReadFile(filepath.Join(dir, file))
 	if err != nil {
-		return fmt.Errorf("cgroup v2 %s: %w", dir, err)
+		return nil, fmt.Errorf("cgroup v2 %s: %w", dir, err)
 	}
+	var out []string
 	for _, c := range requiredControllers {
-		if !slices.Contains(strings.Fields(string(have)), c) {
-			return fmt.Errorf("no %s cgroup controller: cgroup v2 %s/%s lists only %q (delegate it, e.g. systemd Delegate=yes)",
-				c, dir, file, strings.TrimSpace(string(have)))
+		if slices.Contains(strings.Fields(string(have)), c) {
+			out = append(out, c)
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // create makes and limits one sandbox's cgroup. A nil tree (rlimits
@@ -128,7 +187,7 @@ func (t *cgroupTree) create(name string) (*runCgroup, error) {
 	if t == nil {
 		return nil, nil
 	}
-	cg := &runCgroup{v2: t.layout.v2}
+	cg := &runCgroup{v2: t.layout.v2, controllers: t.controllers}
 	for _, root := range t.roots {
 		dir := filepath.Join(root, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -148,9 +207,15 @@ func (cg *runCgroup) limit(l cgroupLimits) error {
 	mem, pids := strconv.FormatInt(l.memory, 10), strconv.Itoa(l.pids)
 	if cg.v2 {
 		d := cg.dirs[0]
-		_ = writeFile(filepath.Join(d, "memory.swap.max"), "0") // absent without swap accounting
-		return errors.Join(writeFile(filepath.Join(d, "memory.max"), mem),
-			writeFile(filepath.Join(d, "pids.max"), pids))
+		var errs []error
+		if slices.Contains(cg.controllers, "memory") {
+			_ = writeFile(filepath.Join(d, "memory.swap.max"), "0") // absent without swap accounting
+			errs = append(errs, writeFile(filepath.Join(d, "memory.max"), mem))
+		}
+		if slices.Contains(cg.controllers, "pids") {
+			errs = append(errs, writeFile(filepath.Join(d, "pids.max"), pids))
+		}
+		return errors.Join(errs...)
 	}
 	memDir, pidsDir := cg.dirs[0], cg.dirs[1]
 	if err := writeFile(filepath.Join(memDir, "memory.limit_in_bytes"), mem); err != nil {

@@ -3,7 +3,11 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -98,21 +102,46 @@ func fakeCgroupDir(t *testing.T, files map[string]string) string {
 
 func TestV2Base(t *testing.T) {
 	dir := fakeCgroupDir(t, map[string]string{"cgroup.controllers": "cpuset cpu io memory pids\n", "cgroup.subtree_control": ""})
-	base, err := v2Base(dir)
+	base, avail, err := v2Base(dir)
 	require.NoError(t, err)
 	assert.Equal(t, dir, base)
+	assert.Equal(t, []string{"memory", "pids"}, avail)
 	got, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 	assert.Equal(t, "+memory +pids", string(got))
 
-	dir = fakeCgroupDir(t, map[string]string{"cgroup.controllers": "cpu memory\n"})
-	_, err = v2Base(dir)
-	assert.ErrorContains(t, err, "no pids cgroup controller")
+	// A delegated cgroup on a host that keeps memory in cgroup v1.
+	dir = fakeCgroupDir(t, map[string]string{"cgroup.controllers": "cpu pids\n", "cgroup.subtree_control": ""})
+	_, avail, err = v2Base(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"pids"}, avail)
+	got, _ = os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	assert.Equal(t, "+pids", string(got))
+
+	// Neither: runs are still placed (and killed) there; nothing to enable.
+	dir = fakeCgroupDir(t, map[string]string{"cgroup.controllers": "hugetlb\n"})
+	base, avail, err = v2Base(dir)
+	require.NoError(t, err)
+	assert.Equal(t, dir, base)
+	assert.Empty(t, avail)
+	assert.NoFileExists(t, filepath.Join(dir, "cgroup.subtree_control"))
+
+	_, _, err = v2Base(filepath.Join(dir, "absent"))
+	assert.ErrorContains(t, err, "no such file")
+}
+
+func TestRunCgroupV2WithoutControllers(t *testing.T) {
+	dir := fakeCgroupDir(t, map[string]string{"cgroup.procs": ""})
+	cg := &runCgroup{v2: true, dirs: []string{dir}}
+	require.NoError(t, cg.limit(cgroupLimits{memory: 1 << 20, pids: 9}), "no limit file is written")
+	assert.NoFileExists(t, filepath.Join(dir, "memory.max"))
+	assert.NoFileExists(t, filepath.Join(dir, "pids.max"))
+	assert.Zero(t, cg.oomKills())
 }
 
 func TestRunCgroupV2(t *testing.T) {
 	dir := fakeCgroupDir(t, map[string]string{"memory.max": "", "pids.max": "", "cgroup.procs": "",
 		"memory.events": "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n"})
-	cg := &runCgroup{v2: true, dirs: []string{dir}}
+	cg := &runCgroup{v2: true, dirs: []string{dir}, controllers: requiredControllers}
 	require.NoError(t, cg.limit(cgroupLimits{memory: 1 << 20, pids: 9}))
 	for file, want := range map[string]string{"memory.max": "1048576", "pids.max": "9"} {
 		got, _ := os.ReadFile(filepath.Join(dir, file))
@@ -122,4 +151,56 @@ func TestRunCgroupV2(t *testing.T) {
 	require.NoError(t, cg.attach(12345))
 	got, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	assert.Equal(t, "12345", string(got))
+}
+
+// TestDelegatedCgroupV2 uses a cgroup v2 directory delegated to this
+// process's user (.ci/test-rootless creates one, as root, and chowns it:
+// that is delegation): each sandbox gets a cgroup of its own there,
+// cgroup.kill ends all of its processes, nothing is left behind, and what
+// the directory has no controller for is limited by rlimits.
+func TestDelegatedCgroupV2(t *testing.T) {
+	dir := os.Getenv("SKILLGATE_DELEGATED_CGROUP")
+	if dir == "" {
+		t.Skip("SKILLGATE_DELEGATED_CGROUP names no delegated cgroup v2 directory")
+	}
+	r := ownRunner(t, func(c *Config) { c.CgroupDir = dir })
+	require.NotNil(t, r.cgroups, "%v", r.cgroupErr)
+	avail, err := listedControllers(dir, "cgroup.controllers")
+	require.NoError(t, err)
+	assert.Equal(t, avail, r.cgroups.controllers)
+	e := r.Enforcement()
+	assert.Equal(t, "cgroup v2: a cgroup per run under "+dir+", killed as a whole", e.Cgroup)
+	for c, line := range map[string]string{"memory": e.Memory, "pids": e.Processes} {
+		if slices.Contains(avail, c) {
+			assert.Contains(t, line, "cgroup v2", c)
+		} else {
+			assert.Contains(t, line, enforcedRlimit, c)
+		}
+	}
+
+	sb, err := r.spawn(false)
+	require.NoError(t, err)
+	runDir := sb.cg.dirs[0]
+	assert.Equal(t, filepath.Join(dir, r.name, sb.id), runDir, "a cgroup per sandbox")
+	procs, err := os.ReadFile(filepath.Join(runDir, "cgroup.procs"))
+	require.NoError(t, err)
+	assert.Contains(t, strings.Fields(string(procs)), strconv.Itoa(sb.pid))
+	assert.GreaterOrEqual(t, len(strings.Fields(string(procs))), 2, "pid 1 and Python")
+	require.NoError(t, writeFile(filepath.Join(runDir, "cgroup.kill"), "1"))
+	select {
+	case <-sb.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatal("cgroup.kill left pid 1 running")
+	}
+	r.teardown(sb)
+	assert.NoDirExists(t, runDir)
+
+	// A daemon the run leaves behind goes with its cgroup.
+	res := run(t, r, daemon, nil, withTimeout(5*time.Second))
+	requireCompleted(t, res)
+	assertHealthyAndClean(t, r)
+	if slices.Contains(avail, "pids") {
+		out := output(t, run(t, r, countForksAndThreads, nil))
+		assert.Less(t, out["processes"], float64(r.cfg.Pids), "pids.max holds")
+	}
 }

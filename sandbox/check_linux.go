@@ -147,6 +147,8 @@ def main(args):
             key, _, value = line.partition(":")
             facts["status"][key] = value.strip()
     facts["uid"] = os.getuid()
+    with open("/proc/self/uid_map") as f:
+        facts["uid_map"] = f.read()
     facts["pid"] = os.getpid()
     facts["procs"] = len([p for p in os.listdir("/proc") if p.isdigit()])
     with open("/proc/net/dev") as f:
@@ -171,6 +173,7 @@ def main(args):
 type probeFacts struct {
 	Status       map[string]string `json:"status"` // /proc/self/status
 	UID          int               `json:"uid"`
+	UIDMap       string            `json:"uid_map"`
 	PID          int               `json:"pid"`
 	Procs        int               `json:"procs"`
 	Ifaces       []string          `json:"ifaces"`
@@ -204,7 +207,13 @@ func (r *Runner) selfCheck() error {
 	if err := json.Unmarshal(res.Output, &facts); err != nil {
 		return fmt.Errorf("isolation self-check: %w", err)
 	}
-	return facts.verify()
+	if err := facts.verify(); err != nil {
+		return err
+	}
+	if err := r.ids.checkHostUID(facts.UIDMap); err != nil {
+		return fmt.Errorf("isolation self-check failed: %w", err)
+	}
+	return nil
 }
 
 func (f *probeFacts) verify() error {

@@ -27,6 +27,14 @@ const (
 type Config struct {
 	// Mode picks root or rootless isolation; "" means ModeAuto.
 	Mode Mode
+	// IDMap says which host ids a rootless sandbox maps; "" means
+	// IDMapAuto. Root mode ignores it.
+	IDMap IDMap
+	// CgroupDir is a cgroup v2 directory delegated to the gateway's user
+	// (it may create, fill and remove cgroups below it): each run gets a
+	// cgroup of its own there. Empty: the gateway's own cgroup, where
+	// writable.
+	CgroupDir string
 	// Python is the absolute path of the interpreter, default
 	// "/usr/bin/python3". It must live under /usr, the only host directory
 	// the sandbox sees. Use an absolute path: a PATH shim such as pyenv's
@@ -83,7 +91,8 @@ type Config struct {
 	// UIDBase is the host uid (and gid) that root inside the sandbox maps
 	// to in root mode; the sandboxed code runs as UIDBase+1000. Pick a
 	// range no host user or subordinate-id range owns. Default
-	// 1_000_000_000. Rootless mode maps the gateway's own uid instead.
+	// 1_000_000_000. Rootless mode maps a subordinate range of the
+	// gateway's user or its own uid instead (IDMap).
 	UIDBase uint32
 	// Zygote says whether sandboxes are forked from a template (a Python
 	// with the runtime imported) instead of started from scratch; ""
@@ -194,12 +203,16 @@ func (c Config) Validate() error {
 	if _, err := ParseZygoteMode(string(c.Zygote)); err != nil {
 		return err
 	}
+	if _, err := ParseIDMap(string(c.IDMap)); err != nil {
+		return err
+	}
 	for _, chk := range []struct {
 		bad bool
 		msg string
 	}{
 		{!filepath.IsAbs(c.Python), fmt.Sprintf("Python %q is not an absolute path", c.Python)},
 		{!filepath.IsAbs(c.WorkDir), fmt.Sprintf("WorkDir %q is not an absolute path", c.WorkDir)},
+		{c.CgroupDir != "" && !filepath.IsAbs(c.CgroupDir), fmt.Sprintf("CgroupDir %q is not an absolute path", c.CgroupDir)},
 		{c.Workers < 0, "Workers is negative"},
 		{c.QueueSize < 0, "QueueSize is negative"},
 		{c.WarmPool < 0, "WarmPool is negative"},

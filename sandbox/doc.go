@@ -51,7 +51,8 @@
 //	/opt/skillgate       read-only: the runtime (runtime.blobs, runtime.log)
 //
 // Python runs as uid 1000 (mapped to Config.UIDBase+1000 on the host in
-// root mode, to the gateway's uid in rootless mode) with
+// root mode, to a subordinate uid or the gateway's own in rootless mode)
+// with
 // no capabilities (the bounding set included), no-new-privileges, Landlock
 // (read-only /usr, /etc, /job, /opt/skillgate, /proc, /dev; read-write
 // /tmp, /workspace and /dev/shm; no TCP; signals and abstract sockets scoped) where
@@ -67,13 +68,16 @@
 // Config.Mode picks how the sandbox gets its privileges (ModeAuto: root
 // when the gateway is root). Root mode maps a range of 65536 host ids and
 // gives every run a cgroup. Rootless mode builds the same sandbox from a
-// user namespace an ordinary user may create: the sandbox uid 1000 is the
-// gateway's own uid (an unprivileged process may map only that one), pid 1
-// keeps the capabilities it needs as ambient ones of that namespace and
-// hands none to Python, and memory and processes are limited by a
-// delegated cgroup where one is writable, else by rlimits that pid 1 puts
-// on Python (RLIMIT_DATA and RLIMIT_AS, RLIMIT_NPROC counted in the run's
-// own user namespace). Runner.Enforcement reports which mechanism enforces
+// user namespace an ordinary user may create: the sandbox uid 1000 is a
+// uid of the gateway user's subordinate range where newuidmap and
+// /etc/subuid provide one (Config.IDMap), else the gateway's own uid (an
+// unprivileged process may map only that one by itself), pid 1 keeps the
+// capabilities it needs as ambient ones of that namespace and hands none
+// to Python, and memory and processes are limited by a delegated cgroup
+// where one is writable (Config.CgroupDir, else the gateway's own), else,
+// and for a controller that cgroup lacks, by rlimits that pid 1 puts on
+// Python (RLIMIT_DATA and RLIMIT_AS, RLIMIT_NPROC counted in the run's own
+// user namespace). Runner.Enforcement reports which mechanism enforces
 // what.
 //
 // # Limits

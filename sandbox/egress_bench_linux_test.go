@@ -58,7 +58,7 @@ func BenchmarkEgressDownload(b *testing.B) {
 	}))
 	defer site.Close()
 	hp := hostPort(site.URL)
-	r := benchRunner(b, 1)
+	r := benchRunner(b, 1, IDMapAuto)
 	args, _ := json.Marshal(map[string]any{"url": site.URL, "small": 20})
 	var in, out egressBenchResult
 	for range b.N {

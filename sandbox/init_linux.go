@@ -44,9 +44,6 @@ func runInit() {
 	// this thread, which stays locked for good.
 	runtime.LockOSThread()
 	p := &initProc{status: os.NewFile(fdStatus, "status"), stamps: []int64{monotonicNow()}}
-	if err := shieldInit(); err != nil {
-		p.fail(err)
-	}
 	// Python gets exactly the descriptors ForkExec hands it: not the
 	// originals of fds 3..8, nor anything the gateway inherited without
 	// close-on-exec from whoever started it.
@@ -56,6 +53,12 @@ func runInit() {
 	ctl := os.NewFile(fdCtl, "ctl")
 	if err := readFrame(ctl, maxCtlFrame, &p.cfg); err != nil {
 		p.fail(fmt.Errorf("read config: %w", err))
+	}
+	// Shielded only now: a non-dumpable pid 1 belongs to root in /proc,
+	// and newuidmap, which the host may run until the config is sent,
+	// refuses a process its caller does not own.
+	if err := shieldInit(); err != nil {
+		p.fail(err)
 	}
 	if err := p.setup(); err != nil {
 		p.fail(err)

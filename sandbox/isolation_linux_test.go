@@ -77,8 +77,9 @@ func TestIsolationNoInheritedDescriptors(t *testing.T) {
 	assert.JSONEq(t, `[0, 1, 2, 3, 4, 5]`, string(res.Output))
 }
 
-func TestIsolationHostFilesInvisible(t *testing.T) {
-	r := sharedRunner(t)
+func TestIsolationHostFilesInvisible(t *testing.T) { forEachIDMap(t, isolationHostFilesInvisible) }
+
+func isolationHostFilesInvisible(t *testing.T, r *Runner) {
 	// Stand-ins for the gateway's data and skills directories.
 	dir := t.TempDir()
 	for _, p := range []string{"data/blobs/blob-1", "skills/acme/skill.toml"} {
@@ -214,8 +215,9 @@ def main(args):
 	assert.Equal(t, "ok", out["unix_pair"], "AF_UNIX stays usable")
 }
 
-func TestIsolationHostProcesses(t *testing.T) {
-	r := sharedRunner(t)
+func TestIsolationHostProcesses(t *testing.T) { forEachIDMap(t, isolationHostProcesses) }
+
+func isolationHostProcesses(t *testing.T, r *Runner) {
 	sleeper := exec.Command("sleep", "60")
 	require.NoError(t, sleeper.Start())
 	defer func() {
@@ -254,9 +256,10 @@ def main(args):
 	for _, pid := range pids {
 		assert.NotEqual(t, "ok", out[strconv.Itoa(pid)], "pid %d", pid)
 	}
-	if r.mode == ModeRoot {
-		// Rootless, pid 1 shares Python's host uid: the signals are
-		// allowed, and pid 1 ignores them (the run completed).
+	if r.ids.kind != idMapOwnID {
+		// With the gateway's own uid, pid 1 shares Python's host uid:
+		// the signals are allowed, and pid 1 ignores them (the run
+		// completed).
 		assert.Equal(t, "PermissionError", out["init SIGKILL"], "the reaper cannot be killed from inside")
 	}
 	assert.NotEqual(t, "ok", out["group"])
@@ -303,8 +306,9 @@ def main(args):
 // capabilities in the sandbox's user namespace) through /proc. Rootless,
 // it runs as Python's own host uid: only its being non-dumpable keeps its
 // memory and binary closed.
-func TestIsolationInitIsShielded(t *testing.T) {
-	r := sharedRunner(t)
+func TestIsolationInitIsShielded(t *testing.T) { forEachIDMap(t, isolationInitIsShielded) }
+
+func isolationInitIsShielded(t *testing.T, r *Runner) {
 	code := `
 import os
 

@@ -19,8 +19,9 @@ const (
 	// every run with a cgroup of its own.
 	ModeRoot Mode = "root"
 	// ModeRootless builds the sandbox from an unprivileged user namespace:
-	// the run's uid maps to the gateway's own, and limits come from a
-	// delegated cgroup when one is writable, else from rlimits.
+	// the run's uid maps to a subordinate uid of the gateway's user or to
+	// its own (IDMap), and limits come from a delegated cgroup when one is
+	// writable, else (and for a controller it lacks) from rlimits.
 	ModeRootless Mode = "rootless"
 )
 
@@ -50,6 +51,8 @@ type Enforcement struct {
 	Mode Mode
 	// UIDs says which host uid the sandboxed code runs as.
 	UIDs string
+	// Cgroup says where runs' cgroups are, if anywhere.
+	Cgroup string
 	// Memory, Processes and CPU name the mechanism bounding each.
 	Memory    string
 	Processes string
@@ -66,7 +69,7 @@ type Enforcement struct {
 // Pairs returns the report as ordered key/value pairs.
 func (e Enforcement) Pairs() [][2]string {
 	out := [][2]string{
-		{"mode", string(e.Mode)}, {"uids", e.UIDs}, {"memory", e.Memory},
+		{"mode", string(e.Mode)}, {"uids", e.UIDs}, {"cgroup", e.Cgroup}, {"memory", e.Memory},
 		{"processes", e.Processes}, {"cpu", e.CPU}, {"filesystem", e.Filesystem},
 		{"network", e.Network}, {"syscalls", e.Syscalls},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -115,6 +116,28 @@ func checkOwnWorkDir(dir string) error {
 	return nil
 }
 
+// checkWithFallbacks runs the self-check and, in rootless mode, retries
+// it without what this mode can do without: the subordinate id range
+// (unless required) and the delegated cgroup.
+func (r *Runner) checkWithFallbacks() error {
+	err := r.selfCheck()
+	if err != nil && r.ids.kind == idMapSub && r.cfg.IDMap != IDMapSubordinate {
+		r.log.Warn().Err(err).Msg("sandbox: runs cannot use the subordinate id range; mapping the gateway's own uid")
+		r.ids = ownIDMapper("the subordinate range failed the self-check: " + firstLine(err.Error()))
+		r.stopZygote() // its user namespace has the maps just given up
+		err = r.selfCheck()
+	}
+	if err != nil && r.mode == ModeRootless && r.cgroups != nil && r.cfg.CgroupDir == "" {
+		// A delegated cgroup can be writable and still refuse to take
+		// the sandbox (delegation rules on moving processes): rlimits
+		// are what this mode falls back to anyway.
+		r.log.Warn().Err(err).Msg("sandbox: runs cannot use the delegated cgroup; limiting them with rlimits")
+		r.dropCgroups(fmt.Errorf("the cgroup failed the self-check: %w", err))
+		err = r.selfCheck()
+	}
+	return err
+}
+
 // describe fills the enforcement report from what the Runner set up.
 func (r *Runner) describe() Enforcement {
 	e := Enforcement{
@@ -130,12 +153,9 @@ func (r *Runner) describe() Enforcement {
 	} else {
 		e.Gaps = append(e.Gaps, "no Landlock on this kernel: the filesystem relies on the mount namespace alone")
 	}
-	if r.mode == ModeRoot {
-		e.UIDs = fmt.Sprintf("sandbox uid %d = host uid %d (range %d-%d)", sandboxUID,
-			r.cfg.UIDBase+sandboxUID, r.cfg.UIDBase, uint64(r.cfg.UIDBase)+uidMapSize-1)
-	} else {
-		e.UIDs = fmt.Sprintf("sandbox uid %d = host uid %d (the gateway's own; the mount namespace and Landlock keep runs out of its files)",
-			sandboxUID, os.Getuid())
+	e.UIDs = r.ids.describeUIDs()
+	if r.ids.kind == idMapOwnID {
+		e.Gaps = append(e.Gaps, "runs share the gateway's uid: no subordinate id range ("+r.ids.why+")")
 		if groups, _ := os.Getgroups(); len(groups) > 0 && !(len(groups) == 1 && groups[0] == os.Getgid()) {
 			e.Gaps = append(e.Gaps, "runs keep the gateway's supplementary groups (a user namespace cannot drop them); run it as a user without extra groups")
 		}
@@ -146,24 +166,34 @@ func (r *Runner) describe() Enforcement {
 
 func (r *Runner) describeLimits(e *Enforcement) {
 	mem, pids := r.cfg.MemoryBytes>>20, r.cfg.Pids
-	if r.cgroups != nil {
-		kind := enforcedCgroupV1
-		if r.cgroups.layout.v2 {
-			kind = enforcedCgroupV2
-		}
-		e.Memory = fmt.Sprintf("%s memory limit per run (%d MiB, tmpfs included)", kind, mem)
-		e.Processes = fmt.Sprintf("%s pids limit per run (%d processes and threads)", kind, pids)
-		return
-	}
-	e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, addressSpaceFactor)
-	e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
-	why := "no writable cgroup"
+	kind, why := enforcedCgroupV1, "no writable cgroup"
 	if r.cgroupErr != nil {
 		why += " (" + firstLine(r.cgroupErr.Error()) + ")"
 	}
-	e.Gaps = append(e.Gaps,
-		why+": memory is bounded per process (a failed allocation), not per run: at most processes × memory, "+
-			"and tmpfs is bounded by its sizes only")
+	e.Cgroup = "none: " + why
+	if r.cgroups != nil {
+		if r.cgroups.layout.v2 {
+			kind = enforcedCgroupV2
+		}
+		e.Cgroup = fmt.Sprintf("%s: a cgroup per run under %s, killed as a whole", kind, filepath.Dir(r.cgroups.roots[0]))
+		why = fmt.Sprintf("no %s controller in %s", strings.Join(r.cgroups.missing(), " or "), kind)
+	}
+	if r.cgroups.has("memory") {
+		e.Memory = fmt.Sprintf("%s memory limit per run (%d MiB, tmpfs included)", kind, mem)
+	} else {
+		e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, addressSpaceFactor)
+		e.Gaps = append(e.Gaps,
+			why+": memory is bounded per process (a failed allocation), not per run: at most processes × memory, "+
+				"and tmpfs is bounded by its sizes only")
+	}
+	if r.cgroups.has("pids") {
+		e.Processes = fmt.Sprintf("%s pids limit per run (%d processes and threads)", kind, pids)
+	} else {
+		e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
+		if r.cgroups != nil {
+			e.Gaps = append(e.Gaps, why+": processes are bounded by RLIMIT_NPROC")
+		}
+	}
 }
 
 func cpuLimitText(cfg Config) string {
@@ -178,14 +208,17 @@ func firstLine(s string) string {
 	return s
 }
 
-// usesRlimits reports whether memory and processes are limited by rlimits.
-func (r *Runner) usesRlimits() bool { return r.cgroups == nil }
+// usesRlimits reports whether memory or processes are limited by rlimits.
+func (r *Runner) usesRlimits() bool { return !r.cgroups.has("memory") || !r.cgroups.has("pids") }
 
-// rlimitsFor returns the per-process limits pid 1 applies to Python when
-// no cgroup bounds the run.
+// rlimitsFor returns the per-process limits pid 1 applies to Python for
+// what no cgroup bounds.
 func (r *Runner) rlimitsFor() (memory int64, procs int) {
-	if !r.usesRlimits() {
-		return 0, 0
+	if !r.cgroups.has("memory") {
+		memory = r.cfg.MemoryBytes
 	}
-	return r.cfg.MemoryBytes, r.cfg.Pids
+	if !r.cgroups.has("pids") {
+		procs = r.cfg.Pids
+	}
+	return memory, procs
 }

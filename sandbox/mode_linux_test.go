@@ -91,7 +91,7 @@ func TestExplainSpawn(t *testing.T) {
 }
 
 func TestEnforcementReport(t *testing.T) {
-	r := &Runner{mode: ModeRootless, cfg: testConfig(), landlockABI: 0, cgroupErr: errors.New("mkdir /sys/fs/cgroup/x: permission denied\nmore")}
+	r := &Runner{mode: ModeRootless, ids: ownIDMapper("no range"), cfg: testConfig(), landlockABI: 0, cgroupErr: errors.New("mkdir /sys/fs/cgroup/x: permission denied\nmore")}
 	r.cfg.CPUTime = 2 * time.Second
 	e := r.describe()
 	assert.Equal(t, ModeRootless, e.Mode)
@@ -101,21 +101,49 @@ func TestEnforcementReport(t *testing.T) {
 	assert.Contains(t, e.UIDs, "the gateway's own")
 	text := e.String()
 	assert.Contains(t, text, "gap: no Landlock")
+	assert.Contains(t, text, "gap: runs share the gateway's uid: no subordinate id range (no range)")
 	assert.Contains(t, text, "no writable cgroup (mkdir /sys/fs/cgroup/x: permission denied)")
 	assert.NotContains(t, text, "more")
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		assert.Regexp(t, `^[a-z]+: \S`, line)
 	}
 
-	r = &Runner{mode: ModeRoot, cfg: testConfig(), landlockABI: 6, cgroups: &cgroupTree{layout: &cgroupLayout{v2: true}}}
+	r = &Runner{mode: ModeRoot, ids: &idMapper{kind: idMapRange, uid: subRange{defaultUIDBase, uidMapSize}},
+		cfg: testConfig(), landlockABI: 6, cgroups: &cgroupTree{layout: &cgroupLayout{v2: true},
+			roots: []string{"/sys/fs/cgroup/gw/skillgate-1-x"}, controllers: requiredControllers}}
 	e = r.describe()
 	assert.Contains(t, e.Memory, "cgroup v2 memory limit per run (128 MiB")
 	assert.Contains(t, e.Processes, "cgroup v2 pids limit per run (64")
 	assert.Contains(t, e.Filesystem, "Landlock ABI 6")
 	assert.Contains(t, e.UIDs, "host uid 1000001000")
+	assert.Equal(t, "cgroup v2: a cgroup per run under /sys/fs/cgroup/gw, killed as a whole", e.Cgroup)
 	assert.Empty(t, e.Gaps)
 	e.Gaps = append(e.Gaps, "x")
 	assert.Empty(t, r.describe().Gaps)
+}
+
+// TestEnforcementReportPerLimit is a delegated cgroup v2 with the pids
+// controller but not memory (bound to cgroup v1 on the host): runs are
+// placed in it, processes bounded by it, memory by rlimits.
+func TestEnforcementReportPerLimit(t *testing.T) {
+	r := &Runner{mode: ModeRootless, ids: ownIDMapper("x"), cfg: testConfig(), landlockABI: 6,
+		cgroups: &cgroupTree{layout: &cgroupLayout{v2: true}, roots: []string{"/sys/fs/cgroup/d/skillgate-1-x"}, controllers: []string{"pids"}}}
+	e := r.describe()
+	assert.Contains(t, e.Cgroup, "cgroup v2: a cgroup per run under /sys/fs/cgroup/d")
+	assert.Contains(t, e.Memory, "rlimit: RLIMIT_DATA")
+	assert.Contains(t, e.Processes, "cgroup v2 pids limit per run")
+	assert.Contains(t, e.String(), "gap: no memory controller in cgroup v2: memory is bounded per process")
+	mem, procs := r.rlimitsFor()
+	assert.Equal(t, r.cfg.MemoryBytes, mem)
+	assert.Zero(t, procs)
+
+	r.cgroups.controllers = nil
+	e = r.describe()
+	assert.Contains(t, e.Processes, "rlimit: RLIMIT_NPROC")
+	assert.Contains(t, e.String(), "gap: no memory or pids controller in cgroup v2: processes are bounded by RLIMIT_NPROC")
+	mem, procs = r.rlimitsFor()
+	assert.Equal(t, r.cfg.MemoryBytes, mem)
+	assert.Equal(t, r.cfg.Pids, procs)
 }
 
 // TestEnforcementOfThisProcess checks what a real Runner reports: the mode

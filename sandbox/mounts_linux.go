@@ -48,7 +48,9 @@ func buildRoot(c *initConfig) error {
 		}},
 		{workspacePath, func() error {
 			return mountTmpfs(filepath.Join(r, workspacePath), tmpfsOpts(c.WorkspaceBytes,
-				fmt.Sprintf("mode=0700,uid=%d,gid=%d", sandboxUID, sandboxUID)))
+				// Readable by pid 1's uid, the gateway's: with a
+				// subordinate id range it does not own the run's files.
+				fmt.Sprintf("mode=0755,uid=%d,gid=%d", sandboxUID, sandboxUID)))
 		}},
 		{"pivot_root", func() error { return pivot(r) }},
 	}

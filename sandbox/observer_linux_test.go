@@ -51,6 +51,14 @@ func (rec *recorder) observer() *Observer {
 	}
 }
 
+// text is what the observer got of stream s; the caller holds rec.mu.
+func (rec *recorder) text(s Stream) string {
+	if b := rec.streams[s]; b != nil {
+		return b.String()
+	}
+	return ""
+}
+
 // The observer hears of admission and start before any output, gets every
 // byte the code writes, and its progress reports, the last one always.
 func TestObserverSeesTheRunLive(t *testing.T) {
@@ -64,10 +72,11 @@ func TestObserverSeesTheRunLive(t *testing.T) {
 	for i := range 200 {
 		fmt.Fprintf(&want, "line %d\n", i)
 	}
-	want.WriteString("[info] done\n")
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	assert.Equal(t, want.String(), rec.logs.String())
+	assert.Equal(t, want.String(), rec.text(StreamStdout))
+	assert.Equal(t, "[info] done\n", rec.text(StreamLog))
+	assert.Len(t, rec.logs.String(), want.Len()+len("[info] done\n"))
 	require.GreaterOrEqual(t, len(rec.order), 3)
 	assert.Equal(t, []string{"admitted", "started"}, rec.order[:2])
 	require.NotEmpty(t, rec.progress)
@@ -90,15 +99,9 @@ func TestObserverSeparatesStreams(t *testing.T) {
 	requireCompleted(t, res)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	text := func(s Stream) string {
-		if b := rec.streams[s]; b != nil {
-			return b.String()
-		}
-		return ""
-	}
-	assert.Equal(t, "out 1\nout 2\n", text(StreamStdout))
-	assert.Equal(t, "err 1\nerr 2\n", text(StreamStderr))
-	assert.Equal(t, "[info] log 1\n[error] log 2 "+strings.Repeat("é", 9000)+"\n", text(StreamLog))
+	assert.Equal(t, "out 1\nout 2\n", rec.text(StreamStdout))
+	assert.Equal(t, "err 1\nerr 2\n", rec.text(StreamStderr))
+	assert.Equal(t, "[info] log 1\n[error] log 2 "+strings.Repeat("é", 9000)+"\n", rec.text(StreamLog))
 	for _, line := range []string{"out 1\n", "err 2\n", "[info] log 1\n"} {
 		assert.Contains(t, rec.logs.String(), line)
 	}

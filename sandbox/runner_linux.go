@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ const refillDelay = 25 * time.Millisecond
 type Runner struct {
 	cfg     Config
 	mode    Mode // root or rootless
+	ids     *idMapper
 	log     zerolog.Logger
 	name    string      // skillgate-<pid>-<random>: work dir and parent cgroup
 	dir     string      // WorkDir/name
@@ -85,20 +87,16 @@ func New(cfg Config) (*Runner, error) {
 	if err := check(&cfg); err != nil {
 		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
 	}
+	ids, err := newIDMapper(&cfg, mode)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
+	}
 	r, err := newRunner(cfg, mode)
 	if err != nil {
 		return nil, err
 	}
-	err = r.checkZygote()
-	if err != nil && r.mode == ModeRootless && r.cgroups != nil {
-		// A delegated cgroup can be writable and still refuse to take
-		// the sandbox (delegation rules on moving processes): rlimits
-		// are what this mode falls back to anyway.
-		r.log.Warn().Err(err).Msg("sandbox: runs cannot use the delegated cgroup; limiting them with rlimits")
-		r.dropCgroups(fmt.Errorf("the cgroup failed the self-check: %w", err))
-		err = r.selfCheck()
-	}
-	if err != nil {
+	r.ids = ids
+	if err := r.checkZygote(); err != nil {
 		close(r.refillDone) // the refiller never started
 		_ = r.Close()
 		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
@@ -169,27 +167,37 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 	return r, nil
 }
 
-// openCgroups creates the Runner's parent cgroup. Root mode requires one;
-// rootless mode uses one when the gateway's cgroup is delegated to its
-// user, and falls back to rlimits otherwise.
+// openCgroups creates the Runner's parent cgroup. Root mode requires one
+// with the memory and pids controllers; rootless mode uses one when a
+// cgroup is delegated to its user (given, or its own) and falls back to
+// rlimits otherwise, and for each controller the cgroup lacks.
 func (r *Runner) openCgroups() error {
 	if r.cfg.forceRlimits {
 		r.cgroupErr = errors.New("rlimits forced")
 		return nil
 	}
-	layout, err := loadCgroupLayout()
-	if err == nil {
-		limits := cgroupLimits{memory: r.cfg.MemoryBytes, pids: r.cfg.Pids}
-		r.cgroups, err = newCgroupTree(layout, r.name, limits)
+	layouts, err := cgroupLayouts(&r.cfg, r.mode)
+	limits := cgroupLimits{memory: r.cfg.MemoryBytes, pids: r.cfg.Pids}
+	for _, layout := range layouts {
+		tree, terr := newCgroupTree(layout, r.name, limits)
+		if terr == nil && r.mode == ModeRoot && len(tree.missing()) > 0 {
+			terr = fmt.Errorf("no %s cgroup controller in cgroup v2 %s (delegate it, e.g. systemd Delegate=yes)",
+				strings.Join(tree.missing(), " and "), layout.dir)
+		}
+		if terr == nil {
+			r.cgroups = tree
+			tree.sweepStale()
+			return nil
+		}
+		_ = tree.close()
+		err = errors.Join(err, terr)
 	}
-	switch {
-	case err == nil:
-		r.cgroups.sweepStale()
-		return nil
-	case r.mode == ModeRoot:
+	if r.mode == ModeRoot || r.cfg.CgroupDir != "" {
+		// Asked for by name: a cgroup the gateway cannot use is an
+		// error, not a reason to fall back.
 		return err
 	}
-	r.dropCgroups(err) // a tree may have been created, then refused its controllers
+	r.dropCgroups(err)
 	return nil
 }
 

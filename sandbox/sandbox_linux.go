@@ -185,6 +185,9 @@ func (sb *sandbox) start(r *Runner) error {
 		return fmt.Errorf("start sandbox: %w", err)
 	}
 	sb.adopt(p)
+	if err := r.ids.writeMaps(sb.pid); err != nil {
+		return err
+	}
 	if err := sb.cg.attach(sb.pid); err != nil {
 		return err
 	}
@@ -223,16 +226,49 @@ func (sb *sandbox) adopt(p *pipes) {
 // copyLogs copies Python's stdout and stderr into the logs until both
 // pipes end, then closes logDone.
 func (sb *sandbox) copyLogs() {
+	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for s, f := range map[Stream]*os.File{StreamStdout: sb.stdoutR, StreamStderr: sb.stderrR} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = io.Copy(sb.logs.stream(s), f)
+			sb.copyStream(&mu, s, f)
 		}()
 	}
 	wg.Wait()
 	close(sb.logDone)
+}
+
+// copyStream copies one pipe into the logs. Each chunk is read and logged
+// under mu, shared by both pipes: a chunk read from one pipe is in the
+// logs before any chunk read after it from the other. The runtime waits
+// until stdout is read before it writes a traceback or a runtime.log line
+// (see runtime/_pipe.py), so these land after what the code printed.
+func (sb *sandbox) copyStream(mu *sync.Mutex, s Stream, f *os.File) {
+	w := sb.logs.stream(s)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		_, _ = io.Copy(w, f)
+		return
+	}
+	buf := make([]byte, 32<<10)
+	for ended := false; !ended; {
+		err := rc.Read(func(fd uintptr) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			n, err := unix.Read(int(fd), buf)
+			switch {
+			case err == unix.EAGAIN || err == unix.EINTR:
+				return false // wait until readable
+			case n > 0:
+				_, _ = w.Write(buf[:n])
+			default:
+				ended = true // end of the pipe, or it failed
+			}
+			return true
+		})
+		ended = ended || err != nil
+	}
 }
 
 func (r *Runner) initCommand(child [6]*os.File) *exec.Cmd {
@@ -242,23 +278,7 @@ func (r *Runner) initCommand(child [6]*os.File) *exec.Cmd {
 	cmd.Env = []string{"GOMAXPROCS=1"}
 	cmd.ExtraFiles = child[:]
 	cmd.Stderr = child[1] // a crash report of pid 1 reaches the status reader
-	if r.mode == ModeRootless {
-		cmd.SysProcAttr = rootlessAttr()
-		return cmd
-	}
-	base := int(r.cfg.UIDBase)
-	idMap := []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: uidMapSize}}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 cloneFlags,
-		UidMappings:                idMap,
-		GidMappings:                idMap,
-		GidMappingsEnableSetgroups: true,
-		// Without it root is unmapped inside and execve drops every
-		// capability pid 1 needs to build the root.
-		Credential: &syscall.Credential{Uid: 0, Gid: 0},
-		Pdeathsig:  syscall.SIGKILL,
-		Setsid:     true,
-	}
+	cmd.SysProcAttr = r.ids.cloneAttr()
 	return cmd
 }
 

@@ -17,7 +17,7 @@ import (
 //
 //	go test -run '^$' -bench StartTimeline -benchtime 50x ./sandbox/
 func BenchmarkStartTimeline(b *testing.B) {
-	r := benchRunner(b, 0)
+	r := benchRunner(b, 0, IDMapAuto)
 	job := Job{RunID: "bench", Code: trivialCode}
 	var phases [numPhases][]time.Duration
 	var jobs, teardowns, interp []time.Duration

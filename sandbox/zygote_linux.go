@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,6 +27,9 @@ type zygote struct {
 	conn *net.UnixConn // SOCK_SEQPACKET: one message per sandbox, with its five pipe ends
 	dead chan struct{} // closed once the template exited and was reaped
 	mu   sync.Mutex    // serializes sends
+	// setgroupsDenied: the template's user namespace forbids setgroups
+	// (one map an unprivileged process wrote), so runs keep their groups.
+	setgroupsDenied bool
 }
 
 // zygoteScript is the template's entry point under the Runner's lib dir.
@@ -93,30 +97,42 @@ func (r *Runner) startZygote() (*zygote, error) {
 		return nil, fmt.Errorf("start the sandbox template: %w", err)
 	}
 	go r.logZygote(stderrR)
+	if err := r.mapZygote(z); err != nil {
+		z.stop()
+		return nil, fmt.Errorf("start the sandbox template: %w", err)
+	}
 	return z, nil
 }
 
 // zygoteAttr puts the template in a user namespace mapped as a sandbox
-// from scratch is (root inside holds the capabilities to build roots) and
-// in a mount namespace of its own; it stays in the host's pid namespace, so
-// the pids it reports are the host's.
+// from scratch is (root inside holds the capabilities to build roots; see
+// idMapper) and in a mount namespace of its own; it stays in the host's pid
+// namespace, so the pids it reports are the host's.
 func (r *Runner) zygoteAttr() *syscall.SysProcAttr {
-	if r.mode == ModeRootless {
-		a := rootlessAttr()
-		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
-		return a
-	}
-	idMap := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(r.cfg.UIDBase), Size: uidMapSize}}
-	return &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-		UidMappings:                idMap,
-		GidMappings:                idMap,
-		GidMappingsEnableSetgroups: true,
-		Credential:                 &syscall.Credential{Uid: 0, Gid: 0},
-		Pdeathsig:                  syscall.SIGKILL,
-		Setsid:                     true,
-	}
+	a := r.ids.cloneAttr()
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	return a
 }
+
+// mapZygote writes the id maps the clone could not (a subordinate range)
+// and then lets the template go on: until then it waits, since an unmapped
+// process can create no file. It reads whether the maps allow setgroups.
+func (r *Runner) mapZygote(z *zygote) error {
+	if err := r.ids.writeMaps(z.cmd.Process.Pid); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/setgroups", z.cmd.Process.Pid))
+	if err != nil {
+		return err
+	}
+	z.setgroupsDenied = strings.TrimSpace(string(data)) == "deny"
+	_ = z.conn.SetWriteDeadline(time.Now().Add(spawnTimeout))
+	_, err = z.conn.Write([]byte{zygoteMapped})
+	return err
+}
+
+// zygoteMapped tells the template its ids are mapped.
+const zygoteMapped = 'M'
 
 // logZygote logs what the template writes to stderr (a crash report).
 func (r *Runner) logZygote(rd *os.File) {
@@ -216,7 +232,9 @@ func (sb *sandbox) startFromZygote(r *Runner) error {
 		close(sb.reaped)
 		return err
 	}
-	cfg, err := json.Marshal(r.zygoteConfig(sb))
+	zc := r.zygoteConfig(sb)
+	zc.SetgroupsDenied = z.setgroupsDenied
+	cfg, err := json.Marshal(zc)
 	if err != nil {
 		close(sb.exited)
 		close(sb.reaped)
@@ -356,10 +374,9 @@ var zygoteSyscalls = map[string]uint64{"clone": unix.SYS_CLONE, "pivot_root": un
 
 func (r *Runner) zygoteConfig(sb *sandbox) zygoteConfig {
 	return zygoteConfig{
-		initConfig:      r.initConfig(sb),
-		Runner:          r.name,
-		Sys:             zygoteSyscalls,
-		SetgroupsDenied: r.mode == ModeRootless,
+		initConfig: r.initConfig(sb),
+		Runner:     r.name,
+		Sys:        zygoteSyscalls,
 	}
 }
 
@@ -369,12 +386,12 @@ func (r *Runner) zygoteConfig(sb *sandbox) zygoteConfig {
 func (r *Runner) checkZygote() error {
 	mode, _ := ParseZygoteMode(string(r.cfg.Zygote)) // validated
 	if mode == ZygoteOff {
-		return r.selfCheck()
+		return r.checkWithFallbacks()
 	}
 	r.zygoteOn = true
 	r.zygoteSeccomp = seccompHex()
 	r.zygoteLandlock = newLandlockSpec()
-	err := r.selfCheck()
+	err := r.checkWithFallbacks()
 	if err == nil {
 		return nil
 	}
@@ -384,5 +401,5 @@ func (r *Runner) checkZygote() error {
 		return fmt.Errorf("sandbox template: %w", err)
 	}
 	r.log.Warn().Err(err).Msg("sandbox: the template failed its self-check; starting each sandbox from scratch")
-	return r.selfCheck()
+	return r.checkWithFallbacks()
 }

@@ -95,3 +95,23 @@ func BenchmarkBlobThroughput(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUploadChunk is blob's BenchmarkUploadChunk on MinIO: one
+// upload_chunk after n-1 chunks, counted from the upload's metadata or by
+// listing the chunks, same run:
+//
+//	go test ./blob/s3blob -run '^$' -bench UploadChunk -benchtime 50x
+func BenchmarkUploadChunk(b *testing.B) {
+	m := scaleouttest.StartMinIO(b)
+	for _, mode := range []string{"listed", "counted"} {
+		for _, n := range []int{100, 1000} {
+			b.Run(mode+"/chunks="+strconv.Itoa(n), func(b *testing.B) {
+				s, err := s3blob.Open(context.Background(), s3blob.Options{Bucket: "bench", Prefix: "chunks-" + mode + strconv.Itoa(n),
+					Endpoint: m.Endpoint, Region: "us-east-1", PathStyle: true, CreateBucket: true, SweepInterval: -1})
+				require.NoError(b, err)
+				b.Cleanup(func() { _ = s.Close() })
+				blobtest.BenchUploadChunk(b, s, mode == "listed", n)
+			})
+		}
+	}
+}

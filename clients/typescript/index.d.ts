@@ -239,12 +239,13 @@ export interface RunEvent {
   run_id: string;
   /** The id of the call that started the run (absent for an async run). */
   request_id?: string;
-  /** 1, 2, 3… per run, no holes; a gap event carries to_seq. */
+  /** 1, 2, 3… per run, no holes; an event with from_seq (a gap, or log
+   * events merged for a client that fell behind) stands for from_seq..seq. */
   seq: number;
   type: 'started' | 'log' | 'progress' | 'blob' | 'gap' | 'finished' | string;
   what?: string;
   queued_ms?: number;
-  stream?: string;
+  stream?: 'stdout' | 'stderr' | 'log' | string;
   text?: string;
   progress?: number;
   total?: number | null;

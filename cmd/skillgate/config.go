@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -52,6 +53,8 @@ type serveConfig struct {
 	Python            string
 	SandboxMode       string
 	SandboxZygote     string
+	SandboxIDMap      string
+	SandboxCgroup     string
 	SandboxWorkers    int
 	SandboxWarmPool   int
 	SandboxWarmMemory int64
@@ -109,7 +112,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
 	fs.DurationVar(&c.FrameTimeout, "frame-timeout", d.FrameTimeout, "abort when a frame that has begun does not complete within this")
 	fs.DurationVar(&c.InitTimeout, "init-timeout", d.InitTimeout, "close connections that have not initialized within this (0: never)")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long in-flight requests may take to finish")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long in-flight requests and async runs may take to finish")
 	fs.DurationVar(&c.DrainDelay, "drain-delay", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while the gateway still serves, so load balancers stop routing to it")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", d.WriteTimeout, "deadline of each socket write")
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", d.MaxMessageSize, "largest frame body accepted or sent, in bytes")
@@ -139,11 +142,13 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", blob.DefaultMaxSize, "largest blob accepted, in bytes")
 	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
 	fs.DurationVar(&c.BlobTTL, "blob-ttl", blob.DefaultTTL, "blobs older than this are removed (0: keep forever)")
-	fs.DurationVar(&c.RunRetention, "run-retention", runs.DefaultRetention, "how long a finished run stays readable with get_run, watch_run and list_runs (kept under --data-dir/runs when set)")
+	fs.DurationVar(&c.RunRetention, "run-retention", runs.DefaultRetention, "how long a finished run stays readable with get_run, watch_run and list_runs (kept in the bucket of an s3:// --blob-store, else under --data-dir/runs when set)")
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
 	fs.StringVar(&c.SandboxZygote, "sandbox-zygote", string(sandbox.ZygoteAuto), "on, off or auto: fork each sandbox from a template that has Python and the runtime loaded (auto: when it passes the start-up self-check) instead of starting it from scratch")
+	fs.StringVar(&c.SandboxIDMap, "sandbox-idmap", string(sandbox.IDMapAuto), "rootless only: subordinate maps runs to the gateway user's /etc/subuid range with newuidmap; own maps them to the gateway's own uid (auto: subordinate where available)")
+	fs.StringVar(&c.SandboxCgroup, "sandbox-cgroup", "", "rootless only: a cgroup v2 directory delegated to the gateway's user to create run cgroups in (default: its own cgroup when writable)")
 	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
 	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: two per worker; 0: cold starts)")
 	fs.Int64Var(&c.SandboxWarmMemory, "sandbox-warm-memory", 0, "bytes the warm sandboxes may take together; the pool shrinks to fit (0: no bound beyond --sandbox-warm-pool)")
@@ -263,6 +268,12 @@ func (c *serveConfig) validateLocal() error {
 	if _, err := sandbox.ParseZygoteMode(c.SandboxZygote); err != nil {
 		errs = append(errs, fmt.Errorf("--sandbox-zygote must be auto, on or off, not %q", c.SandboxZygote))
 	}
+	if _, err := sandbox.ParseIDMap(c.SandboxIDMap); err != nil {
+		errs = append(errs, fmt.Errorf("--sandbox-idmap must be auto, subordinate or own, not %q", c.SandboxIDMap))
+	}
+	if c.SandboxCgroup != "" && !filepath.IsAbs(c.SandboxCgroup) {
+		errs = append(errs, fmt.Errorf("--sandbox-cgroup must be an absolute path, not %q", c.SandboxCgroup))
+	}
 	if c.MaxBlobSize <= 0 {
 		errs = append(errs, errors.New("--max-blob-size must be positive"))
 	}
@@ -352,6 +363,8 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s.Python = c.Python
 	s.Mode, _ = sandbox.ParseMode(c.SandboxMode) // validated
 	s.Zygote, _ = sandbox.ParseZygoteMode(c.SandboxZygote)
+	s.IDMap, _ = sandbox.ParseIDMap(c.SandboxIDMap)
+	s.CgroupDir = c.SandboxCgroup
 	s.Workers = c.SandboxWorkers
 	s.QueueSize = 0 // sandbox derives it from Workers
 	s.WarmPool = c.SandboxWarmPool

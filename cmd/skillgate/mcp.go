@@ -104,10 +104,11 @@ func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	runRecords, err := openRuns(cfg, log)
+	runRecords, err := openRuns(cfg, log, g.blobs)
 	if err != nil {
 		return err
 	}
+	g.runs = runRecords
 	open := auth.NewOpen(auth.Limits{})
 	d := dispatch.New(dispatch.Options{
 		Info:    dispatch.Info{Name: "skillgate", Version: buildVersion(), MaxMessageSize: session.DefaultConfig().MaxMessageSize},

@@ -30,7 +30,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newMCPCommand(), newCallCommand(), newRunsCommand(), newTokenCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newMCPCommand(), newCallCommand(), newRunsCommand(), newBlobCommand(), newTokenCommand(), newVersionCommand())
 	return root
 }
 

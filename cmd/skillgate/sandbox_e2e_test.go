@@ -192,6 +192,12 @@ func TestReadyzSaysWhatEnforcesTheLimits(t *testing.T) {
 	for _, want := range []string{"ready\n", "sandbox.mode: " + mode + "\n", "sandbox.memory: ", "sandbox.processes: ", "sandbox.cpu: RLIMIT_CPU", "sandbox.syscalls: seccomp"} {
 		assert.Contains(t, string(body), want)
 	}
+	if os.Getenv("SKILLGATE_REQUIRE_SUBUID") == "1" { // .ci/test-rootless's user has a range
+		assert.Contains(t, string(body), "sandbox.uids: sandbox uid 1000 = host uid 100999: subordinate range 100000+65536 via newuidmap")
+	}
+	if os.Getenv("SKILLGATE_DELEGATED_CGROUP") != "" { // and runs in a delegated cgroup
+		assert.Contains(t, string(body), "sandbox.cgroup: cgroup v2: a cgroup per run under "+os.Getenv("SKILLGATE_DELEGATED_CGROUP"))
+	}
 	c := rpcClient{t: t, url: "http://" + g.addrs["http"] + "/rpc"}
 	r := c.run("run_code", `{"language":"python","code":"import os\ndef main(a):\n    return {\"uid\": os.getuid()}"}`)
 	assert.Equal(t, "completed", r.Status, "%+v", r.Error)

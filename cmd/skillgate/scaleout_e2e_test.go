@@ -43,10 +43,14 @@ type scaleout struct {
 	replicas []*replica
 	lb       string // HAProxy's framed address
 	lbHTTP   string
+	minio    *scaleouttest.MinIO
+	// startReplica starts a replica on host, one of 127.0.0.2 and .3.
+	startReplica func(host string) *replica
 }
 
 func startScaleout(t *testing.T) *scaleout {
 	t.Helper()
+	requireSandbox(t)
 	haproxy := scaleouttest.HAProxyBinary(t)
 	m := scaleouttest.StartMinIO(t)
 	ctx := t.Context()
@@ -57,13 +61,16 @@ func startScaleout(t *testing.T) *scaleout {
 
 	port := func() string { return scaleouttest.FreePort(t)[len("127.0.0.1:"):] }
 	framed, tlsPort, httpPort, metricsPort := port(), port(), port(), port()
-	s := &scaleout{lb: "127.0.0.1:" + framed, lbHTTP: "127.0.0.1:" + httpPort}
-	for _, host := range []string{"127.0.0.2", "127.0.0.3"} {
+	s := &scaleout{lb: "127.0.0.1:" + framed, lbHTTP: "127.0.0.1:" + httpPort, minio: m}
+	s.startReplica = func(host string) *replica {
 		g := startGateway(t, "--listen", host+":"+framed, "--http-listen", host+":"+httpPort,
 			"--metrics-listen", host+":"+metricsPort, "--blob-store", "s3://scaleout/e2e",
 			"--s3-endpoint", m.Endpoint, "--s3-region", "us-east-1", "--s3-path-style",
-			"--sandbox-workers", "0", "--drain-delay", "3s")
-		s.replicas = append(s.replicas, &replica{gatewayProcess: g, host: host, metrics: host + ":" + metricsPort})
+			"--sandbox-workers", "1", "--sandbox-warm-pool", "0", "--drain-delay", "3s", "--drain-timeout", "5s")
+		return &replica{gatewayProcess: g, host: host, metrics: host + ":" + metricsPort}
+	}
+	for _, host := range []string{"127.0.0.2", "127.0.0.3"} {
+		s.replicas = append(s.replicas, s.startReplica(host))
 	}
 	cmd := exec.Command(haproxy, "-f", filepath.Join("..", "..", "deploy", "haproxy", "haproxy.cfg"), "-db")
 	cmd.Env = append(os.Environ(), "SKILLGATE_LB_ADDR=127.0.0.1", "SKILLGATE_GW1=127.0.0.2", "SKILLGATE_GW2=127.0.0.3",
@@ -104,6 +111,15 @@ func (b *syncBuffer) String() string {
 type lbClient struct {
 	c   *session.Conn
 	log *syncBuffer
+
+	mu     sync.Mutex
+	events []runEvent // run_event notifications received
+}
+
+func (l *lbClient) runEvents() []runEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]runEvent(nil), l.events...)
 }
 
 // dialLB connects through the balancer and initializes. While HAProxy
@@ -116,6 +132,14 @@ func dialLB(t testing.TB, addr string) *lbClient {
 		l := &lbClient{log: &syncBuffer{}}
 		cfg := session.ClientConfig()
 		cfg.Logger = zerolog.New(l.log)
+		cfg.OnNotification = func(_ *session.Conn, method string, params []byte) {
+			var ev runEvent
+			if method == "run_event" && json.Unmarshal(params, &ev) == nil {
+				l.mu.Lock()
+				l.events = append(l.events, ev)
+				l.mu.Unlock()
+			}
+		}
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		c, err := session.Dial(ctx, addr, nil, cfg, nil)
 		if err == nil {
@@ -268,7 +292,169 @@ func TestScaleOutBehindHAProxy(t *testing.T) {
 	assert.Equal(t, 1, rb.served(t, "finish_upload"), "finished on B")
 	assert.Equal(t, data, readRange(t, a, up.BlobID), "read by range through A")
 
+	done := runOnAReadOnB(t, a, b, ra, rb)
+	long := startLongRun(t, a, b)
 	drain(t, s, a, b, ra, rb, small, up, data)
+	afterDrain(t, s, done, long)
+	killDuringUpload(t, s, ra, rb)
+}
+
+// bucketBlobs lists the blobs visible in the bucket: their count and
+// bytes.
+func bucketBlobs(t *testing.T, s *scaleout) (int, int64) {
+	st, err := s3blob.Open(t.Context(), s3blob.Options{Bucket: "scaleout", Prefix: "e2e", Endpoint: s.minio.Endpoint,
+		Region: "us-east-1", PathStyle: true, SweepInterval: -1})
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.Sweep(t.Context())
+	require.NoError(t, err)
+	return st.Usage()
+}
+
+// killDuringUpload kills B with SIGKILL while it finishes an upload: no
+// partial blob becomes visible, and a new replica in A's place finishes
+// the upload (or finds it finished) from the bucket.
+func killDuringUpload(t *testing.T, s *scaleout, ra, rb *replica) {
+	count, bytes := bucketBlobs(t, s)
+	c := dialLB(t, s.lb) // B: A is gone
+	data := make([]byte, 8<<20+777)
+	for i := range data {
+		data[i] = byte(i*7 + i>>13)
+	}
+	var begin struct {
+		UploadID string `json:"upload_id"`
+		MaxChunk int    `json:"max_chunk_bytes"`
+	}
+	c.call(t, "begin_upload", map[string]any{"kind": "application/octet-stream", "size_bytes": len(data)}, &begin)
+	for off := 0; off < len(data); off += begin.MaxChunk {
+		var got struct{}
+		c.call(t, "upload_chunk", map[string]any{"upload_id": begin.UploadID, "offset": off,
+			"content": base64.StdEncoding.EncodeToString(data[off:min(off+begin.MaxChunk, len(data))])}, &got)
+	}
+	sum := sha256.Sum256(data)
+	finish := map[string]any{"upload_id": begin.UploadID, "sha256": hex.EncodeToString(sum[:])}
+	answered := make(chan json.RawMessage, 1)
+	go func() {
+		res, err := c.c.Call(t.Context(), "finish_upload", finish)
+		if err == nil {
+			answered <- res
+		}
+		close(answered)
+	}()
+	time.Sleep(30 * time.Millisecond) // into finish_upload, most likely; either way the checks hold
+	require.NoError(t, rb.cmd.Process.Kill())
+	_ = rb.cmd.Wait()
+	<-c.c.Done()
+
+	rc := s.startReplica(ra.host) // in A's place
+	again := dialLB(t, s.lb)
+	var res blobResult
+	if raw, ok := <-answered; ok {
+		require.NoError(t, json.Unmarshal(raw, &res), "B answered before it died")
+	} else {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		raw, err := again.c.Call(ctx, "finish_upload", finish)
+		cancel()
+		if err == nil {
+			require.NoError(t, json.Unmarshal(raw, &res), "the upload B was finishing is finished by the new replica")
+		} else {
+			assert.Contains(t, err.Error(), "UPLOAD_NOT_FOUND", "else B had finished it; its answer was lost")
+			t.Log("B finished the upload before it died; the answer was lost")
+		}
+	}
+	n, b := bucketBlobs(t, s)
+	require.Equal(t, count+1, n, "exactly the one blob more, whole")
+	require.Equal(t, bytes+int64(len(data)), b, "no partial blob is visible")
+	if res.BlobID != "" {
+		assert.Equal(t, data, readRange(t, again, res.BlobID))
+		assert.Positive(t, rc.served(t, "read_blob"), "the new replica serves")
+	}
+}
+
+// runOnAReadOnB runs code async on A and reads the finished run through
+// B: get_run, watch_run replaying its events, list_runs.
+func runOnAReadOnB(t *testing.T, a, b *lbClient, ra, rb *replica) string {
+	var started runRef
+	a.call(t, "run_code", map[string]any{"language": "python", "async": true,
+		"code": "def main(args):\n    for i in range(3):\n        print('line', i)\n    return {'answer': 42}"}, &started)
+	require.NotEmpty(t, started.RunID)
+	var obj struct {
+		Status string          `json:"status"`
+		Output json.RawMessage `json:"output"`
+		Error  json.RawMessage `json:"error"`
+	}
+	for range 100 { // wait_ms is at most a minute; bounded
+		a.call(t, "get_run", map[string]any{"run_id": started.RunID, "wait_ms": 60000}, &obj)
+		if obj.Status != "running" {
+			break
+		}
+	}
+	require.Equal(t, "completed", obj.Status, "%s", obj.Error)
+	assert.Equal(t, 1, ra.served(t, "run_code"), "A ran it")
+
+	var onB struct {
+		Status string          `json:"status"`
+		Output json.RawMessage `json:"output"`
+		RunID  string          `json:"run_id"`
+	}
+	b.call(t, "get_run", map[string]any{"run_id": started.RunID}, &onB)
+	assert.Equal(t, "completed", onB.Status)
+	assert.JSONEq(t, `{"answer":42}`, string(onB.Output))
+	assert.Equal(t, 1, rb.served(t, "get_run"), "B answered get_run")
+
+	var watched struct {
+		Status string `json:"status"`
+	}
+	b.call(t, "watch_run", map[string]any{"run_id": started.RunID}, &watched)
+	assert.Equal(t, "completed", watched.Status)
+	evs := b.runEvents()
+	require.NotEmpty(t, evs, "B replayed the run's events")
+	assert.Equal(t, "started", evs[0].Type)
+	assert.Equal(t, "finished", evs[len(evs)-1].Type)
+	var logs strings.Builder
+	for _, ev := range evs {
+		logs.WriteString(ev.Text)
+	}
+	assert.Contains(t, logs.String(), "line 2")
+
+	var list struct {
+		Runs []runRef `json:"runs"`
+	}
+	b.call(t, "list_runs", map[string]any{}, &list)
+	require.NotEmpty(t, list.Runs)
+	assert.Equal(t, started.RunID, list.Runs[0].RunID, "B lists A's run")
+	return started.RunID
+}
+
+// startLongRun starts on A a run that outlives the drain, and sees it
+// running through B (A checkpoints it to the bucket).
+func startLongRun(t *testing.T, a, b *lbClient) string {
+	var started runRef
+	a.call(t, "run_code", map[string]any{"language": "python", "async": true, "timeout_ms": 120000,
+		"code": "import time\ndef main(args):\n    print('working', flush=True)\n    time.sleep(110)"}, &started)
+	var onB struct {
+		Status string `json:"status"`
+	}
+	b.call(t, "get_run", map[string]any{"run_id": started.RunID}, &onB)
+	assert.Equal(t, "running", onB.Status, "B sees A's run in progress")
+	return started.RunID
+}
+
+// afterDrain checks, through the replica left, that the finished run is
+// still there and the run cut by the drain is recorded interrupted.
+func afterDrain(t *testing.T, s *scaleout, done, long string) {
+	c := dialLB(t, s.lb)
+	var obj struct {
+		Status string `json:"status"`
+		Error  struct {
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	c.call(t, "get_run", map[string]any{"run_id": done}, &obj)
+	assert.Equal(t, "completed", obj.Status, "no finished run lost")
+	c.call(t, "get_run", map[string]any{"run_id": long}, &obj)
+	assert.Equal(t, "failed", obj.Status)
+	assert.Equal(t, "INTERRUPTED", obj.Error.Type, "a run past --drain-timeout is recorded interrupted")
 }
 
 // drain stops replica A with SIGTERM while clients are connected, and

@@ -22,6 +22,7 @@ import (
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
@@ -61,6 +62,7 @@ type gateway struct {
 	health  metrics.Health
 	skills  *skills.Registry
 	blobs   blob.Store
+	runs    *runs.Registry
 	ctx     context.Context // canceled when the gateway stops
 	auth    *auth.Store     // nil without --auth-file
 	runner  *sandbox.Runner // nil when execution is off or unavailable
@@ -108,11 +110,12 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		g.close()
 		return nil, err
 	}
-	runRecords, err := openRuns(cfg, log)
+	runRecords, err := openRuns(cfg, log, g.blobs)
 	if err != nil {
 		g.close()
 		return nil, err
 	}
+	g.runs = runRecords
 	uploads := blob.NewUploads(g.blobs, blob.UploadOptions{})
 	go sweepUploads(ctx, uploads, log.With().Str("component", "blobs").Logger())
 	var unavailable string
@@ -290,6 +293,14 @@ func (g *gateway) close() {
 	if g.runner != nil {
 		_ = g.runner.Close()
 	}
+	if g.runs != nil {
+		// Closing the runner ends the runs in progress; their records
+		// (interrupted) must be saved before the blob store goes.
+		ctx, cancel := context.WithTimeout(context.Background(), runsSaveGrace)
+		_ = g.runs.WaitIdle(ctx)
+		cancel()
+		g.runs.Close()
+	}
 	if g.skills != nil {
 		_ = g.skills.Close()
 	}
@@ -297,6 +308,10 @@ func (g *gateway) close() {
 		_ = g.blobs.Close()
 	}
 }
+
+// runsSaveGrace bounds the wait, at exit, for the runs the closing
+// sandbox ended to save their records.
+const runsSaveGrace = 10 * time.Second
 
 // httpAnswerGrace is how long HTTP requests cut by the drain deadline get
 // to write their SERVER_SHUTDOWN answers before their connections close.
@@ -361,6 +376,9 @@ wait:
 		g.log.Warn().Err(err).Msg("drain timeout reached; remaining requests canceled")
 	}
 	<-httpDone
+	if g.runs.WaitIdle(drainCtx) != nil {
+		g.log.Warn().Msg("drain timeout reached; runs still in progress are recorded interrupted")
+	}
 	if g.ops != nil {
 		_ = g.ops.Close()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
+	"github.com/skillgate/skillgate/runs/objstore"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skills"
 )
@@ -51,11 +52,13 @@ func reloadSkills(reg *skills.Registry, log zerolog.Logger, m *metrics.Metrics) 
 	}
 }
 
-// openRuns opens the run registry: records under --data-dir/runs, or
-// memory.
-func openRuns(cfg *serveConfig, log zerolog.Logger) (*runs.Registry, error) {
+// openRuns opens the run registry: records in the bucket of an S3 blob
+// store (shared by the replicas), under --data-dir/runs, or in memory.
+func openRuns(cfg *serveConfig, log zerolog.Logger, blobs blob.Store) (*runs.Registry, error) {
 	rc := runs.Config{Retention: cfg.RunRetention, Logger: log.With().Str("component", "runs").Logger()}
-	if cfg.DataDir != "" {
+	if strings.HasPrefix(cfg.BlobStore, "s3://") {
+		rc.Store = objstore.New(blobs.Objects())
+	} else if cfg.DataDir != "" {
 		st, err := runs.NewFileStore(filepath.Join(cfg.DataDir, "runs"))
 		if err != nil {
 			return nil, fmt.Errorf("--data-dir: %w", err)

@@ -29,6 +29,8 @@ var allowed = map[string][]string{
 	"internal/archtest":     {},
 	"dispatch/auth":         {"egress"},
 	"runs":                  {},
+	"runs/runstest":         {"runs"},
+	"runs/objstore":         {"runs", "blob"},
 	"sandbox":               {"internal/pyname"},
 	"egress":                {"metrics"},
 	"skills":                {"internal/pyname", "egress"},
@@ -40,7 +42,7 @@ var allowed = map[string][]string{
 	"httpfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
 	"mcpfront":              {"transport", "skills", "blob", "dispatch", "dispatch/auth"},
 	"deploy":                {"internal/scaleouttest"},
-	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "egress", "runs"},
+	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "egress", "runs", "runs/objstore"},
 	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
 }
 

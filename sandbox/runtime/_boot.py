@@ -62,8 +62,12 @@ def limit_cpu(seconds):
 
 def blob_dir():
     """The directory output blobs are written to, made before any job."""
-    os.mkdir(BLOB_DIR, 0o700)
-    return os.open(BLOB_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    # Readable by others, whatever the umask: with a subordinate id range
+    # the gateway, which collects the blobs, does not own them.
+    os.mkdir(BLOB_DIR, 0o755)
+    fd = os.open(BLOB_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    os.fchmod(fd, 0o755)
+    return fd
 
 
 def prepare(job, dir_fd):

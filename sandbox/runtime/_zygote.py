@@ -110,6 +110,13 @@ def now():
 
 
 def template_main():
+    sock = socket.socket(fileno=SOCK_FD)
+    sock.setblocking(True)
+    # The gateway may still be writing this process's id maps: until they
+    # are in place it can create no file and must not be non-dumpable
+    # (newuidmap refuses a process that belongs to root in /proc).
+    if sock.recv(1) != b"M":
+        os._exit(1)
     args = json.loads(sys.argv[3])  # after the template's marker and the Runner's name
     global TEMPLATE, SECCOMP_PROG, ENV
     TEMPLATE = args
@@ -131,8 +138,6 @@ def template_main():
     global boot
     import runtime._boot as boot  # noqa: F401  (what every run needs, imported once)
     import random  # noqa: F401  (imported here so that every run reseeds it)
-    sock = socket.socket(fileno=SOCK_FD)
-    sock.setblocking(True)
     sys.stdout.flush()
     sys.stderr.flush()
     # Every object so far is shared with the sandboxes: no collection may

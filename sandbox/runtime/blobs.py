@@ -122,7 +122,8 @@ def _write(data, kind):
             raise BlobLimitError(
                 "this run may write at most %d blobs" % len(_output_ids))
         fd = os.open(str(index), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                     0o600, dir_fd=_dir_fd)
+                     0o644, dir_fd=_dir_fd)
+        os.fchmod(fd, 0o644)  # the gateway may not own it (subordinate ids)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         blob_id = _output_ids[index]

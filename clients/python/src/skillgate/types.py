@@ -187,9 +187,11 @@ class _RunEventBase(TypedDict):
 
 class RunEvent(_RunEventBase, total=False):
     """A run_event's params: ``type`` says which other members it has
-    (started: what, queued_ms; log: stream, text; progress: progress,
-    total, message; blob: blob_id, kind, size_bytes; gap: from_seq, to_seq;
-    finished: status)."""
+    (started: what, queued_ms; log: stream ("stdout", "stderr" or "log"),
+    text, and from_seq when merged for a client that fell behind; progress:
+    progress, total, message; blob: blob_id, kind, size_bytes; gap:
+    from_seq, to_seq; finished: status). An event with from_seq stands for
+    the seqs from_seq..seq."""
 
     request_id: str
     what: str

@@ -1,0 +1,338 @@
+// Package objstore keeps run records in the key/object space of a blob
+// store (blob.Store.Objects), so that every gateway replica sharing the
+// blobs shares the runs too: a runs.SharedStore on S3, or on the data
+// folder of a single gateway.
+//
+// Each run has two objects under runs/<owner key>/<run id>/: "events",
+// the retained events, and "record", everything else. A save writes the
+// events first and the record last, so a reader that reads the record
+// first and the events after never sees a finished record with older
+// events. The owner key (a digest of the owner's name) puts an
+// identity's runs under one prefix, which is what list_runs lists.
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/runs"
+)
+
+const (
+	prefix     = "runs/"
+	recordName = "record"
+	eventsName = "events"
+	// maxRecordBytes bounds what a read takes of one object: the events
+	// are bounded by the registry (2 MiB by default), with room to spare.
+	maxRecordBytes = 64 << 20
+	// listWorkers bounds the record reads of one List.
+	listWorkers = 8
+)
+
+// Store is a runs.SharedStore on a blob store's objects. Safe for
+// concurrent use.
+type Store struct {
+	obj blob.Objects
+
+	mu     sync.Mutex
+	owners map[string]string // running run id -> owner key, for Delete; guarded by mu
+	saved  map[string]uint64 // running run id -> last event seq saved; guarded by mu
+}
+
+var _ runs.SharedStore = (*Store)(nil)
+
+// New returns the run store kept in obj.
+func New(obj blob.Objects) *Store {
+	return &Store{obj: obj, owners: map[string]string{}, saved: map[string]uint64{}}
+}
+
+// ownerKey is a fixed-length key segment for an owner's name, which may
+// hold characters an object key may not.
+func ownerKey(owner string) string {
+	sum := sha256.Sum256([]byte(owner))
+	return hex.EncodeToString(sum[:16])
+}
+
+func runKey(ok, id, name string) string { return prefix + ok + "/" + id + "/" + name }
+
+// Save implements runs.Store. The events are written only when they
+// changed since this store last saved them.
+func (s *Store) Save(ctx context.Context, rec *runs.Record) error {
+	if !runs.ValidID(rec.ID) {
+		return fmt.Errorf("runs: save %q: %w", rec.ID, runs.ErrNotFound)
+	}
+	ok := ownerKey(rec.Owner)
+	var last uint64
+	if n := len(rec.Events); n > 0 {
+		last = rec.Events[n-1].Seq
+	}
+	s.mu.Lock()
+	prev, known := s.saved[rec.ID]
+	s.mu.Unlock()
+	if !known || prev != last {
+		if err := s.putJSON(ctx, runKey(ok, rec.ID, eventsName), rec.Events); err != nil {
+			return err
+		}
+	}
+	head := *rec
+	head.Events = nil
+	if err := s.putJSON(ctx, runKey(ok, rec.ID, recordName), &head); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if rec.Status == runs.StatusRunning {
+		s.owners[rec.ID], s.saved[rec.ID] = ok, last
+	} else {
+		// A finished record is not saved again: forget it, so that the
+		// maps hold the runs in progress only.
+		delete(s.owners, rec.ID)
+		delete(s.saved, rec.ID)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Store) putJSON(ctx context.Context, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("runs: encode %s: %w", key, err)
+	}
+	if err := s.obj.PutObject(ctx, key, bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("runs: save %s: %w", key, err)
+	}
+	return nil
+}
+
+// getJSON reads key into v; a missing key is blob.ErrObjectNotFound.
+func (s *Store) getJSON(ctx context.Context, key string, v any) error {
+	rc, _, err := s.obj.GetObject(ctx, key)
+	if err != nil {
+		return fmt.Errorf("runs: read %s: %w", key, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, maxRecordBytes+1))
+	if err != nil {
+		return fmt.Errorf("runs: read %s: %w", key, err)
+	}
+	if len(data) > maxRecordBytes {
+		return fmt.Errorf("runs: read %s: larger than %d bytes", key, maxRecordBytes)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("runs: decode %s: %w", key, err)
+	}
+	return nil
+}
+
+// Load implements runs.SharedStore.
+func (s *Store) Load(ctx context.Context, owner, id string) (*runs.Record, error) {
+	if !runs.ValidID(id) {
+		return nil, fmt.Errorf("%q: %w", id, runs.ErrNotFound)
+	}
+	rec, err := s.load(ctx, ownerKey(owner), id, true)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Owner != owner {
+		return nil, fmt.Errorf("%s: %w", id, runs.ErrNotFound)
+	}
+	return rec, nil
+}
+
+// load reads a record, and its events when events is set.
+func (s *Store) load(ctx context.Context, ok, id string, events bool) (*runs.Record, error) {
+	rec := new(runs.Record)
+	err := s.getJSON(ctx, runKey(ok, id, recordName), rec)
+	if errors.Is(err, blob.ErrObjectNotFound) {
+		return nil, fmt.Errorf("%s: %w", id, runs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.ID != id {
+		return nil, fmt.Errorf("runs: %s holds the record of %q", runKey(ok, id, recordName), rec.ID)
+	}
+	if events {
+		err := s.getJSON(ctx, runKey(ok, id, eventsName), &rec.Events)
+		if err != nil && !errors.Is(err, blob.ErrObjectNotFound) {
+			return nil, err
+		}
+	}
+	return rec, nil
+}
+
+// runDir is one run's objects, as a listing found them.
+type runDir struct {
+	ok, id         string
+	record, events *blob.ObjectInfo
+}
+
+// listRuns groups the objects under p by run.
+func (s *Store) listRuns(ctx context.Context, p string) ([]*runDir, error) {
+	objs, err := s.obj.ListObjects(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("runs: list: %w", err)
+	}
+	var out []*runDir
+	byKey := map[string]*runDir{}
+	for i := range objs {
+		parts := strings.Split(strings.TrimPrefix(objs[i].Key, prefix), "/")
+		if len(parts) != 3 || !runs.ValidID(parts[1]) {
+			continue
+		}
+		d := byKey[parts[0]+"/"+parts[1]]
+		if d == nil {
+			d = &runDir{ok: parts[0], id: parts[1]}
+			byKey[parts[0]+"/"+parts[1]] = d
+			out = append(out, d)
+		}
+		switch parts[2] {
+		case recordName:
+			d.record = &objs[i]
+		case eventsName:
+			d.events = &objs[i]
+		}
+	}
+	return out, nil
+}
+
+// List implements runs.SharedStore. Records deleted while it reads are
+// left out.
+func (s *Store) List(ctx context.Context, owner string) ([]*runs.Record, error) {
+	dirs, err := s.listRuns(ctx, prefix+ownerKey(owner)+"/")
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.loadDirs(ctx, dirs, false)
+	out := recs[:0]
+	for _, r := range recs {
+		if r.Owner == owner {
+			out = append(out, r)
+		}
+	}
+	return out, err
+}
+
+// LoadAll implements runs.Store: every record with its events.
+func (s *Store) LoadAll(ctx context.Context) ([]*runs.Record, error) {
+	dirs, err := s.listRuns(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return s.loadDirs(ctx, dirs, true)
+}
+
+// loadDirs reads the records of dirs, listWorkers at a time. Unreadable
+// ones are reported together, after those that could be read.
+func (s *Store) loadDirs(ctx context.Context, dirs []*runDir, events bool) ([]*runs.Record, error) {
+	recs := make([]*runs.Record, len(dirs))
+	errs := make([]error, len(dirs))
+	sem := make(chan struct{}, listWorkers)
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		if d.record == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			recs[i], errs[i] = s.load(ctx, d.ok, d.id, events)
+			if errors.Is(errs[i], runs.ErrNotFound) {
+				errs[i] = nil // deleted since the listing
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]*runs.Record, 0, len(recs))
+	for _, r := range recs {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Delete implements runs.Store. A run this store did not save or load is
+// found by listing.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if !runs.ValidID(id) {
+		return fmt.Errorf("runs: delete %q: %w", id, runs.ErrNotFound)
+	}
+	s.mu.Lock()
+	ok, known := s.owners[id]
+	s.mu.Unlock()
+	if !known {
+		dirs, err := s.listRuns(ctx, prefix)
+		if err != nil {
+			return err
+		}
+		for _, d := range dirs {
+			if d.id == id {
+				ok, known = d.ok, true
+			}
+		}
+		if !known {
+			return nil
+		}
+	}
+	if err := s.deleteRun(ctx, ok, id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.owners, id)
+	delete(s.saved, id)
+	s.mu.Unlock()
+	return nil
+}
+
+// deleteRun removes the events first: a run half deleted still has its
+// record, so that a later sweep finds it again.
+func (s *Store) deleteRun(ctx context.Context, ok, id string) error {
+	for _, name := range []string{eventsName, recordName} {
+		if err := s.obj.DeleteObject(ctx, runKey(ok, id, name)); err != nil {
+			return fmt.Errorf("runs: delete %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Sweep implements runs.SharedStore: it goes by the objects' modification
+// times, so it reads no record. Events left without a record (a delete
+// cut short) go once they are as old.
+func (s *Store) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
+	dirs, err := s.listRuns(ctx, prefix)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, d := range dirs {
+		last := d.record
+		if last == nil {
+			last = d.events
+		}
+		if last == nil || !last.Modified.Before(cutoff) {
+			continue
+		}
+		if err := s.deleteRun(ctx, d.ok, d.id); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.mu.Lock()
+		delete(s.owners, d.id)
+		delete(s.saved, d.id)
+		s.mu.Unlock()
+		n++
+	}
+	return n, errors.Join(errs...)
+}
