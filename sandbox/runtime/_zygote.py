@@ -369,7 +369,9 @@ def build_root(c):
     mount("tmpfs", r + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(c["tmp_bytes"], "mode=1777"))
     mount("tmpfs", r + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(c["tmp_bytes"], "mode=1777"))
     mount("tmpfs", r + "/workspace", "tmpfs", MS_NOSUID | MS_NODEV,
-          tmpfs_opts(c["workspace_bytes"], "mode=0700,uid=%d,gid=%d" % (SANDBOX_UID, SANDBOX_UID)))
+          # Readable by pid 1's uid, the gateway's: with a subordinate id
+          # range it does not own the run's files.
+          tmpfs_opts(c["workspace_bytes"], "mode=0755,uid=%d,gid=%d" % (SANDBOX_UID, SANDBOX_UID)))
     pivot(r, c["sys"]["pivot_root"])
 
 
