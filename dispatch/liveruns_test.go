@@ -72,11 +72,11 @@ func TestPlainRunIsRecorded(t *testing.T) {
 // accounted for throughout, finished last, then the response. The run
 // finished meanwhile, so the client held nothing up.
 func TestStreamedRunCompactsForAClientThatIsBehind(t *testing.T) {
-	chunk := bytes.Repeat([]byte("0123456789abcde\n"), 1024) // one 16 KiB log event
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), 768) // one 12 KiB log event
 	written := make(chan struct{})
 	e, _ := newExecEnv(t, func(job sandbox.Job) (*sandbox.Result, error) {
 		job.Observer.Started(0)
-		for range 200 { // 3 MiB, the queue holds 512 KiB
+		for range 200 { // 2.4 MiB, the queue holds 512 KiB
 			job.Observer.Log(sandbox.StreamStdout, chunk)
 		}
 		close(written)

@@ -8,11 +8,14 @@ import (
 )
 
 // Coalescing bounds: a run that prints line by line produces at most one
-// log event per flushInterval (or per maxLogEvent bytes), and at most one
-// progress event per flushInterval, whatever it writes.
+// log event per flushInterval (or per maxLogEventJSON bytes of encoded
+// text), and at most one progress event per flushInterval, whatever it
+// writes. The bound is on the text as encoding/json writes it, so that a
+// run_event fits the smallest message a connection may be configured for
+// (transport.MinMessageSize) even when every byte needs a six-byte escape.
 const (
-	flushInterval = 50 * time.Millisecond
-	maxLogEvent   = 16 << 10
+	flushInterval   = 50 * time.Millisecond
+	maxLogEventJSON = 12 << 10
 )
 
 // Streams of log events.
@@ -26,6 +29,7 @@ const (
 type pendingLog struct {
 	stream string
 	text   []byte
+	cost   int // jsonTextCost of text
 }
 
 // coalescer holds a run's output between flushes; guarded by Run.mu.
@@ -61,7 +65,7 @@ func (r *Run) Log(stream string, p []byte) {
 	}
 	pl := r.logs.stream(stream)
 	pl.text = append(pl.text, p...)
-	if len(pl.text) >= maxLogEvent {
+	if pl.cost += jsonTextCost(p); pl.cost >= maxLogEventJSON {
 		r.flushLocked()
 		return
 	}
@@ -110,12 +114,12 @@ func (r *Run) tick() {
 }
 
 // flushLocked emits what is pending: each stream's text in events of at
-// most maxLogEvent bytes, then the latest progress.
+// most maxLogEventJSON encoded bytes, then the latest progress.
 func (r *Run) flushLocked() {
 	kept := r.logs.pending[:0]
 	for _, pl := range r.logs.pending {
 		if rest := r.flushStreamLocked(pl.stream, pl.text); len(rest) > 0 {
-			kept = append(kept, pendingLog{pl.stream, rest})
+			kept = append(kept, pendingLog{pl.stream, rest, jsonTextCost(rest)})
 		}
 	}
 	clear(r.logs.pending[len(kept):])
@@ -135,17 +139,52 @@ func (r *Run) flushStreamLocked(stream string, pending []byte) []byte {
 		cut = completeUTF8(pending)
 	}
 	for text := pending[:cut]; len(text) > 0; {
-		n := len(text)
-		if n > maxLogEvent {
-			if n = completeUTF8(text[:maxLogEvent]); n == 0 {
-				n = maxLogEvent
-			}
-		}
+		n := jsonPrefix(text, maxLogEventJSON)
 		raw, _ := json.Marshal(map[string]string{"stream": stream, "text": strings.ToValidUTF8(string(text[:n]), "\uFFFD")})
 		r.appendWeighedLocked(EventLog, raw, n)
 		text = text[n:]
 	}
 	return append([]byte(nil), pending[cut:]...)
+}
+
+// jsonPrefix is the length of the longest prefix of b, whole characters
+// only, whose text encoding/json writes in at most budget bytes (at least
+// one character).
+func jsonPrefix(b []byte, budget int) int {
+	n, cost := 0, 0
+	for n < len(b) {
+		r, size := utf8.DecodeRune(b[n:])
+		if cost += jsonRuneCost(r, size); cost > budget && n > 0 {
+			break
+		}
+		n += size
+	}
+	return n
+}
+
+// jsonTextCost is how many bytes encoding/json writes for text inside a
+// string (at most: a few control characters have shorter escapes).
+func jsonTextCost(text []byte) int {
+	cost := 0
+	for len(text) > 0 {
+		r, size := utf8.DecodeRune(text)
+		cost += jsonRuneCost(r, size)
+		text = text[size:]
+	}
+	return cost
+}
+
+// jsonRuneCost is the encoded size of one character of size bytes: HTML
+// characters, U+2028, U+2029, most control characters and an invalid
+// byte take a \uXXXX escape.
+func jsonRuneCost(r rune, size int) int {
+	switch {
+	case r == '\n', r == '\r', r == '\t', r == '"', r == '\\':
+		return 2
+	case r < 0x20, r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029', r == utf8.RuneError && size == 1:
+		return 6
+	}
+	return size
 }
 
 // completeUTF8 is the length of b without a UTF-8 sequence cut at its end.

@@ -7,7 +7,8 @@ import (
 
 // compact shrinks a batch for a follower that is behind. Kept whole:
 // started, blob, gap and finished events, the latest progress, and per
-// stream the newest log events whose text fits maxLogEvent (at least the
+// stream the newest log events whose text fits maxLogEventJSON once
+// encoded (at least the
 // newest one). Adjacent kept log events of one stream, with nothing but
 // dropped progress between them, become one log event whose from_seq
 // names the first seq it stands for. Every other run of dropped events
@@ -63,7 +64,7 @@ func decodeLogs(batch []Event) []*logFields {
 }
 
 // dropped marks the superseded progress events and, per stream, the log
-// events older than the newest maxLogEvent bytes of text.
+// events older than the newest maxLogEventJSON bytes of encoded text.
 func dropped(batch []Event, logs []*logFields) []bool {
 	drop := make([]bool, len(batch))
 	latestProgress := false
@@ -75,9 +76,10 @@ func dropped(batch []Event, logs []*logFields) []bool {
 			latestProgress = true
 		case logs[i] != nil:
 			n, seen := kept[logs[i].Stream]
-			drop[i] = seen && n+len(logs[i].Text) > maxLogEvent
+			cost := jsonTextCost([]byte(logs[i].Text))
+			drop[i] = seen && n+cost > maxLogEventJSON
 			if !drop[i] {
-				kept[logs[i].Stream] = n + len(logs[i].Text)
+				kept[logs[i].Stream] = n + cost
 			}
 		}
 	}

@@ -16,7 +16,7 @@ func (r *Run) Follow(ctx context.Context, after uint64, send func(Event) error) 
 // FollowCompacting is Follow for a follower whose connection may fall
 // behind. Whenever pressed reports true, what is still to be sent is
 // compacted (see compact): progress keeps only the latest, each stream's
-// log text only its newest maxLogEvent bytes, merged into one event where
+// log text only its newest maxLogEventJSON encoded bytes, merged into one event where
 // they are adjacent, and gap events name what was dropped. Dropped events
 // stay retained for watch_run. pressed is asked before each event of an
 // uncompacted batch, so a follower that falls behind mid-batch compacts

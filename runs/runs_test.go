@@ -296,8 +296,8 @@ func TestFollowCompactsProgressUnderPressure(t *testing.T) {
 	require.Len(t, collect(t, r, 0), 11)
 }
 
-// Under pressure each stream keeps only its newest maxLogEvent bytes of
-// text per batch, adjacent kept log events of one stream are merged (their
+// Under pressure each stream keeps only its newest maxLogEventJSON bytes of
+// encoded text per batch, adjacent kept log events of one stream are merged (their
 // from_seq names the first seq they stand for), and gap events name the
 // rest: every seq is accounted for, in order.
 func TestFollowMergesLogsUnderPressure(t *testing.T) {
@@ -317,11 +317,12 @@ func TestFollowMergesLogsUnderPressure(t *testing.T) {
 	logEv(StreamStdout, "c\n")                           // 27
 	r.Finish(StatusCompleted, json.RawMessage(`{}`))     // 28
 	evs, got := followPressed(t, r, func(int) bool { return true })
-	require.Equal(t, []string{"1:started", "6:gap", "21:log", "22:log", "23:gap", "25:log", "26:progress", "27:log", "28:finished"}, got)
-	require.JSONEq(t, `{"from_seq":2,"to_seq":6}`, string(evs[1].Data))
+	require.Equal(t, []string{"1:started", "10:gap", "21:log", "22:log", "23:gap", "25:log", "26:progress", "27:log", "28:finished"}, got)
+	require.JSONEq(t, `{"from_seq":2,"to_seq":10}`, string(evs[1].Data))
 	var merged logFields
 	require.NoError(t, json.Unmarshal(evs[2].Data, &merged))
-	require.Equal(t, logFields{Stream: StreamStdout, Text: strings.Repeat(line, 15), FromSeq: 7}, merged)
+	// 11 lines of 1,025 encoded bytes, and the 9 of a, b and c, fit 12 KiB.
+	require.Equal(t, logFields{Stream: StreamStdout, Text: strings.Repeat(line, 11), FromSeq: 11}, merged)
 	require.JSONEq(t, `{"stream":"stderr","text":"oops\n"}`, string(evs[3].Data))
 	require.JSONEq(t, `{"stream":"stdout","text":"a\nb\n","from_seq":24}`, string(evs[5].Data))
 	require.JSONEq(t, `{"stream":"stdout","text":"c\n"}`, string(evs[7].Data))
