@@ -266,6 +266,11 @@ func sandboxProcesses(base uint32) []string {
 		if err != nil {
 			continue
 		}
+		// The Runner's sandbox template lives as long as the Runner; it
+		// runs no run's code.
+		if cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline")); strings.Contains(string(cmd), "__skillgate_sandbox_template__") {
+			continue
+		}
 		for _, line := range strings.Split(string(b), "\n") {
 			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
 				if uid, err := strconv.ParseUint(f[1], 10, 32); err == nil && uid >= uint64(base) && uid < uint64(base)+65536 {

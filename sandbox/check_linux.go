@@ -191,6 +191,7 @@ func (r *Runner) selfCheck() error {
 	}
 	defer r.teardown(sb)
 	r.landlockABI = sb.landlock
+	r.sizePool(sb)
 	p, err := newPlan(r.cfg, Job{RunID: "self-check", Code: probeCode, Timeout: spawnTimeout})
 	if err != nil {
 		return err

@@ -48,6 +48,10 @@ type Config struct {
 	// WarmPool is the number of pre-started sandboxes kept ready, default
 	// (in DefaultConfig) Workers; 0 starts a sandbox per run.
 	WarmPool int
+	// WarmMemoryBytes bounds the memory warm sandboxes take together; the
+	// pool holds at most this divided by one warm sandbox's measured size.
+	// 0: no bound beyond WarmPool.
+	WarmMemoryBytes int64
 	// DefaultTimeout applies when Job.Timeout is 0, default 30s.
 	DefaultTimeout time.Duration
 	// MaxTimeout caps Job.Timeout, default 10m.
@@ -90,6 +94,13 @@ type Config struct {
 	// 1_000_000_000. Rootless mode maps a subordinate range of the
 	// gateway's user or its own uid instead (IDMap).
 	UIDBase uint32
+	// Zygote says whether sandboxes are forked from a template (a Python
+	// with the runtime imported) instead of started from scratch; ""
+	// means ZygoteAuto.
+	Zygote ZygoteMode
+	// breakZygote makes the template fail at start: tests cover the
+	// fallback of ZygoteAuto.
+	breakZygote bool
 	// forceRlimits makes a Runner limit memory and processes with rlimits
 	// even where it could use cgroups: tests cover that path as root too.
 	forceRlimits bool
@@ -189,6 +200,9 @@ func (c Config) Validate() error {
 	if _, err := ParseMode(string(c.Mode)); err != nil {
 		return err
 	}
+	if _, err := ParseZygoteMode(string(c.Zygote)); err != nil {
+		return err
+	}
 	if _, err := ParseIDMap(string(c.IDMap)); err != nil {
 		return err
 	}
@@ -202,6 +216,7 @@ func (c Config) Validate() error {
 		{c.Workers < 0, "Workers is negative"},
 		{c.QueueSize < 0, "QueueSize is negative"},
 		{c.WarmPool < 0, "WarmPool is negative"},
+		{c.WarmMemoryBytes < 0, "WarmMemoryBytes is negative"},
 		{c.DefaultTimeout < 0 || c.MaxTimeout < 0 || c.CPUTime < 0, "a timeout is negative"},
 		{c.DefaultTimeout > c.MaxTimeout, "DefaultTimeout exceeds MaxTimeout"},
 		{c.MemoryBytes < 32<<20, "MemoryBytes is below 32 MiB"},

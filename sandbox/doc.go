@@ -28,6 +28,18 @@
 // in the sandbox's pid namespace; its cgroup and directories are removed
 // before the worker is released. A sandbox never serves a second run.
 //
+// With Config.Zygote on (the default auto: when the template passes the
+// self-check), the same sandbox is forked instead: one long-lived Python
+// per Runner (the template, runtime/_zygote.py), in a user and a mount
+// namespace of its own with the runtime imported, clones each pid 1
+// straight into fresh namespaces. pid 1 binds a read-only tree the
+// template built once, adds the run's own /proc, tmpfs and job, pivots,
+// is moved into the run's cgroup by the gateway, enters a new cgroup
+// namespace and forks the job process, which drops every privilege,
+// applies the Landlock and seccomp rules the gateway computed and waits
+// for its job as a freshly started interpreter would. Runs with an Egress
+// always start from scratch.
+//
 // # Inside
 //
 //	/usr                 host /usr, read-only (and /bin, /lib... as on the host)

@@ -34,6 +34,7 @@ var sandboxEnv = []string{
 type initProc struct {
 	status *os.File
 	cfg    initConfig
+	stamps []int64 // phaseEntered, phaseRoot, phasePython
 }
 
 // runInit never returns: pid 1 exits when the host closes the control pipe
@@ -42,7 +43,7 @@ func runInit() {
 	// Seccomp and the bounding set are per thread; Python is forked from
 	// this thread, which stays locked for good.
 	runtime.LockOSThread()
-	p := &initProc{status: os.NewFile(fdStatus, "status")}
+	p := &initProc{status: os.NewFile(fdStatus, "status"), stamps: []int64{monotonicNow()}}
 	// Python gets exactly the descriptors ForkExec hands it: not the
 	// originals of fds 3..8, nor anything the gateway inherited without
 	// close-on-exec from whoever started it.
@@ -62,11 +63,13 @@ func runInit() {
 	if err := p.setup(); err != nil {
 		p.fail(err)
 	}
+	p.stamps = append(p.stamps, monotonicNow())
 	abi, pid, err := p.spawn()
 	if err != nil {
 		p.fail(err)
 	}
-	p.send(statusEvent{Ev: evSpawned, Landlock: abi})
+	p.stamps = append(p.stamps, monotonicNow())
+	p.send(statusEvent{Ev: evSpawned, Landlock: abi, Stamps: p.stamps})
 	go func() {
 		// The host keeps the write end open for the sandbox's lifetime:
 		// EOF means it is gone or done.

@@ -32,15 +32,16 @@ func (r *Runner) kick() {
 	}
 }
 
-// refiller keeps the pool at WarmPool sandboxes, one start at a time so
-// that refilling does not crowd out running jobs. Failed starts back off.
+// refiller keeps the pool at poolSize sandboxes. It starts as many at
+// once as refillWidth allows (at least one), so the pool follows demand
+// without crowding out running jobs: while every worker runs, it starts
+// one at a time. Failed starts back off.
 func (r *Runner) refiller() {
 	defer close(r.refillDone)
 	backoff := 100 * time.Millisecond
 	for {
-		for len(r.pool) < r.cfg.WarmPool && !r.isClosing() {
-			sb, err := r.spawn(false)
-			if err != nil {
+		for deficit := r.poolDeficit(); deficit > 0 && !r.isClosing(); deficit = r.poolDeficit() {
+			if err := r.refillBatch(max(1, min(deficit, r.refillWidth()))); err != nil {
 				r.log.Error().Err(err).Msg("sandbox: warm start failed")
 				if !r.sleep(backoff) {
 					return
@@ -49,7 +50,6 @@ func (r *Runner) refiller() {
 				continue
 			}
 			backoff = 100 * time.Millisecond
-			r.pool <- sb // only the refiller adds, so there is room
 		}
 		select {
 		case <-r.refill:
@@ -57,6 +57,41 @@ func (r *Runner) refiller() {
 			return
 		}
 	}
+}
+
+// refillWidth is how many sandboxes to start at once: one per idle
+// worker; from a template one more, since such a start mostly waits on
+// forks and the cgroup move rather than using a core.
+func (r *Runner) refillWidth() int {
+	idle := r.cfg.Workers - int(r.running.Load())
+	if r.zygoteOn {
+		idle++
+	}
+	return idle
+}
+
+func (r *Runner) poolDeficit() int { return int(r.poolSize.Load()) - len(r.pool) }
+
+// refillBatch starts n sandboxes at once and pools them; only the
+// refiller adds to the pool, so there is room.
+func (r *Runner) refillBatch(n int) error {
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			sb, err := r.spawn(false)
+			if err == nil {
+				r.pool <- sb
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // sleep waits d unless the Runner closes first.

@@ -78,6 +78,10 @@ type statusEvent struct {
 	Signal   int    `json:"signal,omitempty"`
 	CPUMilli int64  `json:"cpu_ms,omitempty"`
 	Landlock int    `json:"landlock,omitempty"`
+	Pid      int    `json:"pid,omitempty"` // a template's pid 1, as a host pid
+	// Stamps are the spawned event's phase stamps, from phaseEntered on
+	// (CLOCK_MONOTONIC ns).
+	Stamps []int64 `json:"t,omitempty"`
 }
 
 // resultFrame is the runtime's answer (see runtime/_boot.py).

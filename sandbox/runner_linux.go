@@ -42,6 +42,19 @@ type Runner struct {
 	queued  atomic.Int64
 	running atomic.Int64
 
+	// The template, when sandboxes are forked from one (zygoteOn).
+	zygoteOn       bool
+	zmu            sync.Mutex
+	zyg            *zygote // guarded by zmu
+	zygoteRestarts atomic.Int64
+	zygoteSeccomp  string
+	zygoteLandlock landlockSpec
+
+	// poolSize is WarmPool cut to WarmMemoryBytes by the measured
+	// warmBytes of one warm sandbox.
+	poolSize  atomic.Int64
+	warmBytes atomic.Int64
+
 	pool        chan *sandbox // ready sandboxes
 	refill      chan struct{}
 	refillDone  chan struct{}
@@ -83,7 +96,7 @@ func New(cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	r.ids = ids
-	if err := r.checkWithFallbacks(); err != nil {
+	if err := r.checkZygote(); err != nil {
 		close(r.refillDone) // the refiller never started
 		_ = r.Close()
 		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
@@ -97,7 +110,8 @@ func New(cfg Config) (*Runner, error) {
 // logReady states at start-up what enforces each limit and what does not.
 func (r *Runner) logReady() {
 	ev := r.log.Info().Int("workers", r.cfg.Workers).Int("warm_pool", r.cfg.WarmPool).
-		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python)
+		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python).Bool("zygote", r.zygoteOn).
+		Int64("warm_sandbox_bytes", r.warmBytes.Load()).Int64("warm_pool_size", r.poolSize.Load())
 	for _, kv := range r.enforcement.Pairs() {
 		if kv[0] != "gap" {
 			ev = ev.Str(kv[0], kv[1])
@@ -142,6 +156,7 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 		refillDone: make(chan struct{}),
 		closing:    make(chan struct{}),
 	}
+	r.poolSize.Store(int64(cfg.WarmPool))
 	if err := r.makeWorkDir(); err != nil {
 		return nil, err
 	}
@@ -355,6 +370,19 @@ func (r *Runner) Stats() Stats {
 	return Stats{Running: int(r.running.Load()), Queued: int(r.queued.Load()), WarmReady: len(r.pool)}
 }
 
+// WarmSandboxBytes is the memory one warm sandbox takes (the sum of its
+// processes' proportional set sizes), measured by the start-up self-check;
+// 0 when it could not be measured.
+func (r *Runner) WarmSandboxBytes() int64 { return r.warmBytes.Load() }
+
+// TemplateRestarts counts sandbox templates that exited and were replaced.
+func (r *Runner) TemplateRestarts() int { return int(r.zygoteRestarts.Load()) }
+
+// Zygote reports whether sandboxes are forked from a template.
+func (r *Runner) Zygote() bool {
+	return r.zygoteOn
+}
+
 // Close kills every sandbox (runs in flight return ErrClosed), waits for
 // them and removes the Runner's cgroups and directories. Idempotent.
 func (r *Runner) Close() error {
@@ -368,6 +396,7 @@ func (r *Runner) Close() error {
 			r.teardown(<-r.pool)
 		}
 		r.wg.Wait()
+		r.stopZygote()
 		r.closeErr = errors.Join(r.cgroups.close(), os.RemoveAll(r.dir))
 	})
 	return r.closeErr

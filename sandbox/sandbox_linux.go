@@ -30,7 +30,10 @@ type sandbox struct {
 	cg       *runCgroup
 	cmd      *exec.Cmd
 	pid      int
+	pidfd    int // from a template: pid 1's pidfd, else -1
+	keeper   int // from a template: the keeper's pidfd, else -1
 	landlock int
+	timeline timeline
 
 	ctl      *os.File // write end; closing it ends pid 1
 	jobW     *os.File // job pipe (closed once the job is written)
@@ -97,7 +100,10 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 		exited:  make(chan struct{}),
 		release: make(chan struct{}),
 		reaped:  make(chan struct{}),
+		pidfd:   -1,
+		keeper:  -1,
 	}
+	sb.timeline.mark(phaseBegin)
 	sb.dir = filepath.Join(r.dir, sb.id)
 	sb.jobDir = filepath.Join(sb.dir, "job")
 	if err := r.makeSandboxDir(sb); err != nil {
@@ -109,7 +115,12 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 		return nil, err
 	}
 	sb.cg = cg
-	if err := sb.start(r); err != nil {
+	sb.timeline.mark(phasePrepared)
+	start := sb.start
+	if r.zygoteOn && !network {
+		start = sb.startFromZygote
+	}
+	if err := start(r); err != nil {
 		sb.teardown()
 		return nil, err
 	}
@@ -154,6 +165,7 @@ func (sb *sandbox) start(r *Runner) error {
 			sb.cmd.ExtraFiles = append(sb.cmd.ExtraFiles, egressChild)
 		}
 		err = sb.startLocked()
+		sb.timeline.mark(phaseForked)
 	}
 	if egressChild != nil {
 		_ = egressChild.Close()
@@ -172,12 +184,7 @@ func (sb *sandbox) start(r *Runner) error {
 		close(sb.reaped)
 		return fmt.Errorf("start sandbox: %w", err)
 	}
-	sb.ctl, sb.statusR, sb.stdoutR, sb.jobW, sb.result, sb.stderrR = p.parent[0], p.parent[1], p.parent[2], p.parent[3], p.parent[4], p.parent[5]
-	for _, f := range p.child {
-		_ = f.Close()
-	}
-	go sb.status.read(sb.statusR)
-	go sb.copyLogs()
+	sb.adopt(p)
 	if err := r.ids.writeMaps(sb.pid); err != nil {
 		return err
 	}
@@ -203,6 +210,17 @@ func (sb *sandbox) start(r *Runner) error {
 	}
 	sb.ws = ws
 	return nil
+}
+
+// adopt keeps the parent's ends of p, closes the child's and starts
+// reading the status and log pipes.
+func (sb *sandbox) adopt(p *pipes) {
+	sb.ctl, sb.statusR, sb.stdoutR, sb.jobW, sb.result, sb.stderrR = p.parent[0], p.parent[1], p.parent[2], p.parent[3], p.parent[4], p.parent[5]
+	for _, f := range p.child {
+		_ = f.Close()
+	}
+	go sb.status.read(sb.statusR)
+	go sb.copyLogs()
 }
 
 // copyLogs copies Python's stdout and stderr into the logs until both
@@ -324,10 +342,16 @@ func (sb *sandbox) awaitReady() error {
 	if err != nil || b[0] != readyByte {
 		return sb.setupError(err)
 	}
+	sb.timeline.mark(phaseReady)
 	select {
 	case ev := <-sb.status.events:
 		if ev.Ev == evSpawned {
 			sb.landlock = ev.Landlock
+			for i, t := range ev.Stamps {
+				if phaseEntered+i < phaseReady {
+					sb.timeline[phaseEntered+i] = t
+				}
+			}
 			return nil
 		}
 		return sb.setupError(fmt.Errorf("unexpected %s event", ev.Ev))
@@ -387,7 +411,11 @@ func (sb *sandbox) idle() bool {
 // kill ends pid 1, which makes the kernel kill every process of the
 // sandbox's pid namespace. The pid is ours until reaped, so this is safe.
 func (sb *sandbox) kill() {
-	if sb.pid > 0 && sb.alive() {
+	if sb.pidfd >= 0 && sb.alive() {
+		_ = unix.PidfdSendSignal(sb.pidfd, unix.SIGKILL, nil, 0)
+		return
+	}
+	if sb.pidfd < 0 && sb.pid > 0 && sb.alive() {
 		_ = syscall.Kill(sb.pid, syscall.SIGKILL)
 	}
 }

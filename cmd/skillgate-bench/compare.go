@@ -49,6 +49,8 @@ type comparePlan struct {
 	// RunCodeRounds × RunCodePerRound trivial runs, alternating with as
 	// many bare interpreter starts; 0 skips the measurement.
 	RunCodeRounds, RunCodePerRound int
+	// Sustained sizes the sustained run_code points; 0 rounds skip them.
+	Sustained sustainedPlan
 }
 
 func quickPlan() comparePlan {
@@ -57,6 +59,7 @@ func quickPlan() comparePlan {
 		Points: curvePoints(),
 		Idle:   []idlePoint{{10000, false}, {10000, true}}, IdleRounds: 2, IdleKeepalive: 5 * time.Second,
 		RunCodeRounds: 5, RunCodePerRound: 20,
+		Sustained: sustainedPlan{Rounds: 3, Duration: 3 * time.Second, Cold: 10},
 	}
 }
 
@@ -71,6 +74,7 @@ func fullPlan() comparePlan {
 		Mode: "full", Rounds: 3, Duration: 3 * time.Second, Warmup: time.Second, Depth: 32,
 		Points: curvePoints(), Idle: idle, IdleRounds: 3, IdleKeepalive: 5 * time.Second,
 		RunCodeRounds: 10, RunCodePerRound: 50,
+		Sustained: sustainedPlan{Rounds: 5, Duration: 10 * time.Second, Cold: 20},
 	}
 }
 
@@ -174,6 +178,9 @@ func runCompare(ctx context.Context, plan comparePlan, f *compareFlags, log zero
 	}
 	if plan.RunCodeRounds > 0 {
 		rep.RunCode = runRunCode(ctx, bins, plan.RunCodeRounds, plan.RunCodePerRound, log)
+	}
+	if plan.Sustained.Rounds > 0 {
+		rep.Sustained = runSustained(ctx, bins, plan.Sustained, log)
 	}
 	rep.Finished = time.Now()
 	return rep, nil

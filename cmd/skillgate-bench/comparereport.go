@@ -15,6 +15,7 @@ type compareReport struct {
 	Points            []*pointResult
 	Idle              []idleRow
 	RunCode           *runCodeResult
+	Sustained         *sustainedResult
 	Profiles          []*profileResult
 }
 
@@ -126,6 +127,9 @@ func (rep *compareReport) markdown(cmdline string) string {
 	}
 	if rep.RunCode != nil {
 		rep.RunCode.markdown(&b)
+	}
+	if rep.Sustained != nil {
+		rep.Sustained.markdown(&b)
 	}
 	for _, pr := range rep.Profiles {
 		pr.markdown(&b)

@@ -18,6 +18,7 @@ commands:
   load      drive a framed server: N connections, D requests in flight each
   idle      hold N idle initialized connections, report the server's RSS per connection
   compare   gateway vs ceiling vs jrpc2 vs sourcegraph, alternated; one table of ratios
+  sandbox   sustained trivial run_code at 1 and 4 in flight and cold starts, against a bare python3 spawn loop
   flood     start a gateway, flood it with clients that never read, report its RSS against the queue limits
 
 Run "skillgate-bench COMMAND -h" for the flags of a command.
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdIdle(ctx, args[1:], stdout, log)
 	case "compare":
 		return cmdCompare(ctx, args[1:], stdout, log)
+	case "sandbox":
+		return cmdSandbox(ctx, args[1:], stdout, log)
 	case "flood":
 		return cmdFlood(ctx, args[1:], stdout, log)
 	case "idle-hold":

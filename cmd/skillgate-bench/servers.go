@@ -80,6 +80,7 @@ type serverOpts struct {
 	KeepaliveTimeout  time.Duration
 	Pprof             bool
 	MaxInflight       int
+	Extra             []string // gateway only: more serve flags
 }
 
 // server is a running server process.
@@ -150,6 +151,7 @@ func gatewayArgs(addr, metrics string, o serverOpts) []string {
 		"--keepalive-interval", ki.String(), "--keepalive-timeout", kt.String(),
 		"--init-timeout", "0", "--drain-timeout", "2s", "--max-connections", "0",
 		"--max-inflight", strconv.Itoa(max(o.MaxInflight, 64)), "--pprof=" + strconv.FormatBool(o.Pprof)}
+	args = append(args, o.Extra...)
 	if o.TLS {
 		return append(args, "--listen", "", "--tls-listen", addr, "--tls-cert", o.CertFile, "--tls-key", o.KeyFile)
 	}

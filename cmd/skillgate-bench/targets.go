@@ -39,6 +39,9 @@ func (rep *compareReport) writeTargets(b *strings.Builder) {
 	if rep.RunCode != nil {
 		rows = append(rows, rep.RunCode.target())
 	}
+	if rep.Sustained != nil {
+		rows = append(rows, rep.Sustained.targets()...)
+	}
 	if len(rows) == 0 {
 		return
 	}

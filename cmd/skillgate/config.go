@@ -52,10 +52,12 @@ type serveConfig struct {
 	RunRetention      time.Duration
 	Python            string
 	SandboxMode       string
+	SandboxZygote     string
 	SandboxIDMap      string
 	SandboxCgroup     string
 	SandboxWorkers    int
 	SandboxWarmPool   int
+	SandboxWarmMemory int64
 	SandboxUIDBase    uint32
 	RunTimeout        time.Duration
 	MaxRunTimeout     time.Duration
@@ -144,10 +146,12 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
+	fs.StringVar(&c.SandboxZygote, "sandbox-zygote", string(sandbox.ZygoteAuto), "on, off or auto: fork each sandbox from a template that has Python and the runtime loaded (auto: when it passes the start-up self-check) instead of starting it from scratch")
 	fs.StringVar(&c.SandboxIDMap, "sandbox-idmap", string(sandbox.IDMapAuto), "rootless only: subordinate maps runs to the gateway user's /etc/subuid range with newuidmap; own maps them to the gateway's own uid (auto: subordinate where available)")
 	fs.StringVar(&c.SandboxCgroup, "sandbox-cgroup", "", "rootless only: a cgroup v2 directory delegated to the gateway's user to create run cgroups in (default: its own cgroup when writable)")
 	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
 	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: two per worker; 0: cold starts)")
+	fs.Int64Var(&c.SandboxWarmMemory, "sandbox-warm-memory", 0, "bytes the warm sandboxes may take together; the pool shrinks to fit (0: no bound beyond --sandbox-warm-pool)")
 	fs.Uint32Var(&c.SandboxUIDBase, "sandbox-uid-base", sd.UIDBase, "first host uid of the 65536-id range sandboxes map to")
 	fs.DurationVar(&c.RunTimeout, "run-timeout", sd.DefaultTimeout, "wall-clock limit of a run that names none")
 	fs.DurationVar(&c.MaxRunTimeout, "max-run-timeout", sd.MaxTimeout, "the largest timeout a run may ask for")
@@ -252,11 +256,17 @@ func (c *serveConfig) validateLocal() error {
 	if c.MCPMaxSkillTools < 0 {
 		errs = append(errs, errors.New("--mcp-max-skill-tools must not be negative"))
 	}
+	if c.SandboxWarmMemory < 0 {
+		errs = append(errs, errors.New("--sandbox-warm-memory must not be negative"))
+	}
 	if c.SandboxWorkers < 0 {
 		errs = append(errs, errors.New("--sandbox-workers must not be negative"))
 	}
 	if _, err := sandbox.ParseMode(c.SandboxMode); err != nil {
 		errs = append(errs, fmt.Errorf("--sandbox-mode must be auto, root or rootless, not %q", c.SandboxMode))
+	}
+	if _, err := sandbox.ParseZygoteMode(c.SandboxZygote); err != nil {
+		errs = append(errs, fmt.Errorf("--sandbox-zygote must be auto, on or off, not %q", c.SandboxZygote))
 	}
 	if _, err := sandbox.ParseIDMap(c.SandboxIDMap); err != nil {
 		errs = append(errs, fmt.Errorf("--sandbox-idmap must be auto, subordinate or own, not %q", c.SandboxIDMap))
@@ -352,6 +362,7 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s := sandbox.DefaultConfig()
 	s.Python = c.Python
 	s.Mode, _ = sandbox.ParseMode(c.SandboxMode) // validated
+	s.Zygote, _ = sandbox.ParseZygoteMode(c.SandboxZygote)
 	s.IDMap, _ = sandbox.ParseIDMap(c.SandboxIDMap)
 	s.CgroupDir = c.SandboxCgroup
 	s.Workers = c.SandboxWorkers
@@ -364,6 +375,7 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 		s.WarmPool = 2 * c.SandboxWorkers
 	}
 	s.UIDBase = c.SandboxUIDBase
+	s.WarmMemoryBytes = c.SandboxWarmMemory
 	s.DefaultTimeout = c.RunTimeout
 	s.MaxTimeout = c.MaxRunTimeout
 	s.MemoryBytes = c.RunMemory

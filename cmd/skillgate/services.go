@@ -154,6 +154,10 @@ func openSandbox(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (*san
 	m.GaugeFunc("sandbox", "running", "Runs holding a sandbox worker.", func() float64 { return float64(runner.Stats().Running) })
 	m.GaugeFunc("sandbox", "queue_depth", "Runs waiting for a sandbox worker.", func() float64 { return float64(runner.Stats().Queued) })
 	m.GaugeFunc("sandbox", "warm_ready", "Pre-started sandboxes ready for a run.", func() float64 { return float64(runner.Stats().WarmReady) })
+	m.GaugeFunc("sandbox", "warm_sandbox_bytes", "Memory one warm sandbox takes (proportional set size), measured at start-up.",
+		func() float64 { return float64(runner.WarmSandboxBytes()) })
+	m.GaugeFunc("sandbox", "template_restarts", "Sandbox templates that exited and were replaced.",
+		func() float64 { return float64(runner.TemplateRestarts()) })
 	return runner, ""
 }
 

@@ -1,0 +1,571 @@
+"""Sandbox template (zygote).
+
+One long-lived Python per Runner, started by the gateway in a user and a
+mount namespace of its own, with the runtime already imported. It never
+runs job code: for each sandbox the gateway sends it the run's
+configuration and six pipe ends over the socket on fd 3, and it clones
+the sandbox's pid 1 straight into fresh mount, pid, network, IPC and UTS
+namespaces. pid 1 builds a private root and pivots into it while the
+gateway moves it into the run's cgroup, enters a fresh cgroup namespace
+and forks the job process. That process drops every privilege (bounding
+set, capabilities, uid and gid, Landlock, seccomp: the rules are computed
+by the gateway) and runs the boot script's main(), which waits for one
+job exactly as a freshly started interpreter would.
+
+Only the standard library and ctypes: Python 3.11 has no os.unshare.
+"""
+
+import ctypes
+import fcntl
+import gc
+import json
+import os
+import resource
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+
+LIB_MOUNT = "/opt/skillgate"
+INIT_VERB = "__skillgate_sandbox_init__"
+SOCK_FD = 3
+SANDBOX_UID = 1000
+MAX_FDS = 6
+MAX_MSG = 1 << 20
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+MNT_DETACH = 2
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV = 1, 2, 4
+
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_SECCOMP = 22
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+SECCOMP_MODE_FILTER = 2
+LANDLOCK_RULE_PATH_BENEATH = 1
+CAP_VERSION_3 = 0x20080522
+
+RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_DATA, RLIMIT_CORE = 0, 1, 2, 4
+RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_AS = 6, 7, 9
+
+USR_SIBLINGS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+ETC_PASSWD = ("root:x:0:0:root:/root:/usr/sbin/nologin\n"
+              "sandbox:x:1000:1000:sandbox:/workspace:/usr/sbin/nologin\n"
+              "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+ETC_GROUP = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n"
+HOSTNAME = "sandbox"
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+
+class SetupError(Exception):
+    pass
+
+
+def check(ret, what):
+    if ret < 0:
+        err = ctypes.get_errno()
+        raise SetupError("%s: %s" % (what, os.strerror(err)))
+    return ret
+
+
+def b(s):
+    return None if s is None else s.encode()
+
+
+def mount(src, dst, fstype, flags, data=None):
+    check(libc.mount(b(src), b(dst), b(fstype), flags, b(data)), "mount %s" % dst)
+
+
+def prctl(op, a=0, c=0, d=0, e=0):
+    return check(libc.prctl(op, a, c, d, e), "prctl %d" % op)
+
+
+def now():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+# --- the template ---------------------------------------------------------
+
+
+def template_main():
+    sock = socket.socket(fileno=SOCK_FD)
+    sock.setblocking(True)
+    # The gateway may still be writing this process's id maps: until they
+    # are in place it can create no file and must not be non-dumpable
+    # (newuidmap refuses a process that belongs to root in /proc).
+    if sock.recv(1) != b"M":
+        os._exit(1)
+    args = json.loads(sys.argv[3])  # after the template's marker and the Runner's name
+    global TEMPLATE, SECCOMP_PROG, ENV
+    TEMPLATE = args
+    SECCOMP_PROG = seccomp_prog(args["seccomp"])
+    ENV = dict(os.environ)
+    lib = args["lib_dir"]
+    _setattr_nr[0] = args["sys"]["mount_setattr"]
+    reset_ignored_signals(args["sys"]["rt_sigaction"])
+    prctl(PR_SET_DUMPABLE, 0)
+    # Its own mount namespace: the runtime is imported from the path it
+    # has inside every sandbox, so that tracebacks and lazy imports agree;
+    # the read-only part of every sandbox's root is built here once.
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", "/opt", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,nr_inodes=64,mode=0755")
+    os.mkdir(LIB_MOUNT, 0o755)
+    mount(lib, LIB_MOUNT, None, MS_BIND | MS_REC)
+    build_base(lib)
+    sys.path.insert(0, LIB_MOUNT)
+    global boot
+    import runtime._boot as boot  # noqa: F401  (what every run needs, imported once)
+    import random  # noqa: F401  (imported here so that every run reseeds it)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Every object so far is shared with the sandboxes: no collection may
+    # touch them (each write would copy a page into every sandbox).
+    gc.disable()
+    gc.freeze()
+    unreaped = set()
+    while True:
+        msg, fds, _, _ = socket.recv_fds(sock, MAX_MSG, MAX_FDS)
+        if not msg:
+            os._exit(0)  # the gateway is gone or closes the Runner
+        if msg[:1] == b"S" and len(fds) == MAX_FDS:
+            spawn(sock, fds, json.loads(msg[1:]))
+        elif msg[:1] == b"R":
+            unreaped.add(int(msg[1:]))
+        for fd in fds:
+            os.close(fd)
+        reap(unreaped)
+
+
+def reap(pids):
+    """Reaps the pid 1s the gateway is done with. Until then a dead one
+    stays a zombie: the pid the gateway signals and reads /proc through is
+    never reused under it."""
+    for pid in list(pids):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            pids.discard(pid)
+
+
+def spawn(sock, fds, cfg):
+    """Clones the sandbox's pid 1 straight into fresh mount, pid, network,
+    IPC and UTS namespaces and tells the gateway its pid."""
+    status = fds[1]
+    try:
+        pid = clone(cfg["sys"]["clone"], CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+    except SetupError as exc:
+        send(status, {"ev": "error", "msg": str(exc)})
+        return
+    if pid == 0:
+        try:
+            stamps = [now()]
+            sock.close()
+            # The Runner's name marks its pid 1s, as it does those started
+            # from scratch (the template's own marker is another).
+            set_cmdline("%s\0%s\0%s" % (sys.executable, INIT_VERB, cfg["runner"]))
+            pid1(cfg, fds, stamps)
+        except BaseException as exc:
+            fail(status, exc)
+        os._exit(1)
+    send(status, {"ev": "pid1", "pid": pid})
+
+
+_pylibc = ctypes.PyDLL(None, use_errno=True)  # keeps the GIL across the call
+_pylibc.syscall.restype = ctypes.c_long
+
+
+def clone(nr, flags):
+    """os.fork with namespace flags, without the interpreter's before- and
+    after-fork steps: they reinitialize the state of other threads (there
+    are none here) and run the at-fork hooks (random's reseed, redone
+    explicitly), and they write to hundreds of pages the child would
+    otherwise share with its parent."""
+    pid = _pylibc.syscall(ctypes.c_long(nr), ctypes.c_long(flags | signal.SIGCHLD),
+                          ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
+    if pid < 0:
+        raise SetupError("clone: %s" % os.strerror(ctypes.get_errno()))
+    return pid
+
+
+def reset_ignored_signals(nr):
+    """Signals the gateway was started with ignored would reach the runs'
+    children: give them their defaults back. Python's own ignores stay; the
+    raw syscall also reaches the signals libc reserves for itself."""
+    keep = {signal.SIGPIPE, signal.SIGXFSZ, signal.SIGKILL, signal.SIGSTOP}
+    old = ctypes.create_string_buffer(32)  # struct sigaction as the kernel has it
+    dfl = bytes(32)
+    for sig in range(1, 65):
+        if sig in keep or libc.syscall(nr, sig, None, old, 8) != 0:
+            continue
+        if struct.unpack_from("<Q", old.raw)[0] == 1:  # SIG_IGN
+            libc.syscall(nr, sig, dfl, None, 8)
+
+
+def set_cmdline(text):
+    """Rewrites this process's command line in place (what ps and
+    /proc/PID/cmdline show), within the room the template's own had."""
+    with open("/proc/self/stat") as f:
+        data = f.read()
+    fields = data[data.rindex(")") + 2:].split()
+    start, end = int(fields[45]), int(fields[46])
+    buf = text.encode()[:end - start - 1]
+    buf += b"\0" * (end - start - len(buf))
+    ctypes.memmove(start, buf, len(buf))
+
+
+def drain(fd):
+    while True:
+        try:
+            if not os.read(fd, 4096):
+                return
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+
+
+def read_full(fd, n):
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            os._exit(1)  # the gateway gave up on this sandbox
+        data += chunk
+    return data
+
+
+def send(fd, ev):
+    os.write(fd, json.dumps(ev).encode() + b"\n")
+
+
+def fail(status, exc):
+    try:
+        send(status, {"ev": "error", "msg": str(exc) or type(exc).__name__})
+    finally:
+        os._exit(1)
+
+
+# --- pid 1 of the sandbox --------------------------------------------------
+
+
+def pid1(cfg, fds, stamps):
+    ctl, status, stdout, job, result, stderr = fds
+    os.setsid()
+    build_root(cfg)
+    check(libc.sethostname(HOSTNAME.encode(), len(HOSTNAME)), "sethostname")
+    set_rlimits(cfg)
+    # The gateway moves this process into the run's cgroup while the root
+    # is built, then says so; a new cgroup namespace then hides the host's
+    # cgroup path.
+    if read_full(ctl, 1) != b"A":
+        raise SetupError("no cgroup")
+    check(libc.unshare(CLONE_NEWCGROUP), "unshare cgroup namespace")
+    stamps.append(now())
+    pid = clone(cfg["sys"]["clone"], 0)  # single-threaded still: the ctl watcher starts below
+    if pid == 0:
+        # A descriptor no dup2 below can land on reports set-up failures.
+        err_fd = fcntl.fcntl(status, fcntl.F_DUPFD_CLOEXEC, 100)
+        try:
+            job_process(cfg, fds)
+        except BaseException as exc:
+            fail(err_fd, exc)
+        os._exit(1)
+    stamps.append(now())
+    for fd in (stdout, job, result, stderr):
+        os.close(fd)
+    send(status, {"ev": "spawned", "landlock": TEMPLATE["landlock"]["abi"], "t": stamps})
+    threading.Thread(target=watch_ctl, args=(ctl,), daemon=True).start()
+    reap_all(status, pid)
+
+
+def watch_ctl(ctl):
+    # The gateway holds the write end for the sandbox's lifetime: EOF means
+    # it is gone or done, and pid 1's exit kills everything inside.
+    drain(ctl)
+    os._exit(0)
+
+
+def reap_all(status, python):
+    while True:
+        try:
+            pid, ws, ru = os.wait4(-1, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            threading.Event().wait()
+            continue
+        if pid != python:
+            continue
+        ev = {"ev": "exit", "cpu_ms": int((ru.ru_utime + ru.ru_stime) * 1000)}
+        if os.WIFSIGNALED(ws):
+            ev["signal"] = os.WTERMSIG(ws)
+        else:
+            ev["code"] = os.WEXITSTATUS(ws)
+        send(status, ev)
+
+
+def set_rlimits(cfg):
+    cpu = cfg["cpu_seconds"]
+    for res, cur, hard in ((RLIMIT_NOFILE, cfg["open_files"], cfg["open_files"]),
+                           (RLIMIT_FSIZE, cfg["file_size_bytes"], cfg["file_size_bytes"]),
+                           (RLIMIT_CORE, 0, 0), (RLIMIT_CPU, cpu, cpu + 1)):
+        resource.setrlimit(res, (cur, hard))
+
+
+# --- the root ---------------------------------------------------------------
+
+
+BASE_ROOT = "/opt/.root"
+
+
+def build_base(lib):
+    """The read-only tree every sandbox's root is a recursive bind of: the
+    system directories, /etc, /dev's devices, the runtime, and the mount
+    points of what each run gets fresh."""
+    r = BASE_ROOT
+    mount_tmpfs(r, "size=1m,nr_inodes=512,mode=0755")
+    bind_ro("/usr", r + "/usr")
+    link_usr_siblings(r)
+    bind_ro(lib, r + LIB_MOUNT)
+    for d in ("/job", "/tmp", "/workspace"):
+        os.mkdir(r + d, 0o755)
+    os.mkdir(r + "/proc", 0o555)
+    build_dev(r + "/dev")
+    build_etc(r + "/etc")
+    # Not recursive: the devices stay writable, as /dev/null must.
+    remount_ro(r, False)
+
+
+def build_root(c):
+    """A recursive bind of the base, then what is the run's own: the job,
+    /proc of its pid namespace, /tmp, /workspace and /dev/shm."""
+    r = c["root_dir"]
+    mount(BASE_ROOT, r, None, MS_BIND | MS_REC)
+    mount(c["job_dir"], r + "/job", None, MS_BIND | MS_REC)
+    remount_ro(r + "/job", True)
+    mount("proc", r + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    mount("tmpfs", r + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(c["tmp_bytes"], "mode=1777"))
+    mount("tmpfs", r + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(c["tmp_bytes"], "mode=1777"))
+    mount("tmpfs", r + "/workspace", "tmpfs", MS_NOSUID | MS_NODEV,
+          # Readable by pid 1's uid, the gateway's: with a subordinate id
+          # range it does not own the run's files.
+          tmpfs_opts(c["workspace_bytes"], "mode=0755,uid=%d,gid=%d" % (SANDBOX_UID, SANDBOX_UID)))
+    pivot(r, c["sys"]["pivot_root"])
+
+
+def tmpfs_opts(size, extra):
+    return "size=%d,nr_inodes=%d,%s" % (size, max(size // 4096, 1024), extra)
+
+
+def mount_tmpfs(dst, opts):
+    os.makedirs(dst, 0o755, exist_ok=True)
+    mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts)
+
+
+def touch(p):
+    os.close(os.open(p, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+
+
+def bind_ro(src, dst):
+    if os.path.isdir(src):
+        os.makedirs(dst, 0o755, exist_ok=True)
+    else:
+        touch(dst)
+    mount(src, dst, None, MS_BIND | MS_REC)
+    remount_ro(dst, True)
+
+
+_setattr_nr = [None]  # mount_setattr(2), as the gateway numbers it
+
+
+def remount_ro(dst, recursive):
+    nr = _setattr_nr[0]
+    if nr is not None:
+        attr = struct.pack("<QQQQ", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, 0)
+        ret = libc.syscall(nr, AT_FDCWD, dst.encode(), AT_RECURSIVE if recursive else 0, attr, len(attr))
+        if ret == 0:
+            return
+        if ctypes.get_errno() != 38:  # ENOSYS: fall back below
+            check(ret, "mount_setattr %s" % dst)
+    st = os.statvfs(dst)
+    locked = 0
+    for stf, msf in ((8, MS_NOEXEC), (1024, MS_NOATIME), (2048, MS_NODIRATIME), (4096, MS_RELATIME)):
+        if st.f_flag & stf:
+            locked |= msf
+    mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | locked)
+
+
+def link_usr_siblings(r):
+    for name in USR_SIBLINGS:
+        host = "/" + name
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), r + "/" + name)
+        elif os.path.isdir(host):
+            bind_ro(host, r + "/" + name)
+
+
+def build_dev(dst):
+    mount_tmpfs(dst, "size=64k,nr_inodes=64,mode=0755")
+    os.mkdir(dst + "/shm", 0o755)
+    for d in DEVICES:
+        touch(dst + "/" + d)
+        mount("/dev/" + d, dst + "/" + d, None, MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, dst + "/" + name)
+    mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def build_etc(dst):
+    os.makedirs(dst, 0o755, exist_ok=True)
+    for name, content in (("passwd", ETC_PASSWD), ("group", ETC_GROUP), ("hostname", HOSTNAME + "\n"),
+                          ("hosts", "127.0.0.1 localhost %s\n::1 localhost\n" % HOSTNAME)):
+        fd = os.open(dst + "/" + name, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        os.write(fd, content.encode())
+        os.fchmod(fd, 0o644)
+        os.close(fd)
+    if os.path.exists("/etc/ld.so.cache"):
+        bind_ro("/etc/ld.so.cache", dst + "/ld.so.cache")
+
+
+def pivot(r, nr):
+    os.chdir(r)
+    check(libc.syscall(nr, b".", b"."), "pivot_root")
+    check(libc.umount2(b".", MNT_DETACH), "detach old root")
+    os.chdir("/")
+
+
+# --- the job process ---------------------------------------------------------
+
+
+def job_process(cfg, fds):
+    ctl, status, stdout, job, result, stderr = fds
+    gc.enable()  # the job's own objects are collected as usual
+    os.setsid()
+    limit_python(cfg)
+    # 1, 2: stdout and stderr; 3: the job; 4: the result. Nothing else
+    # stays open.
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in (stdout, stderr, job, result)]
+    for target, fd in zip((1, 2, 3, 4), high):
+        os.dup2(fd, target)
+    drop_bounding_set()
+    abi = restrict_landlock(TEMPLATE["landlock"])
+    if not cfg["setgroups_denied"]:
+        os.setgroups([])
+    os.setgid(SANDBOX_UID)
+    os.setuid(SANDBOX_UID)
+    clear_capabilities()
+    prctl(PR_SET_DUMPABLE, 1)  # as after an execve: the run may read its own /proc
+    install_seccomp(SECCOMP_PROG)
+    os.chdir("/workspace")
+    os.closerange(5, 1 << 20)
+    del abi, ctl, status
+    # The template's environment is the sandbox's (the gateway sets it),
+    # and nothing before this point changes it.
+    if dict(os.environ) != ENV:
+        os.environ.clear()
+        os.environ.update(ENV)
+    fresh_state()
+    sys.argv = [LIB_MOUNT + "/runtime/_boot.py"]
+    set_cmdline("%s\0-I\0-B\0%s" % (sys.executable, sys.argv[0]))
+    sys.modules["__main__"] = boot
+    boot.main()
+    os._exit(0)
+
+
+def fresh_state():
+    """What a new interpreter would not share with other runs: random's
+    state (os.urandom keeps none)."""
+    import random
+    random.seed()
+
+
+def limit_python(cfg):
+    mem, procs = cfg.get("rlimit_memory", 0), cfg.get("rlimit_procs", 0)
+    if mem:
+        resource.setrlimit(RLIMIT_DATA, (mem, mem))
+        resource.setrlimit(RLIMIT_AS, (mem * 4, mem * 4))
+    if procs:
+        resource.setrlimit(RLIMIT_NPROC, (procs, procs))
+
+
+def drop_bounding_set():
+    for cap in range(64):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 and ctypes.get_errno() != 22:
+            check(-1, "drop capability %d from the bounding set" % cap)
+
+
+def clear_capabilities():
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    hdr = struct.pack("<Ii", CAP_VERSION_3, 0)
+    data = bytes(24)
+    check(libc.capset(hdr, data), "capset")
+
+
+def seccomp_prog(hexprog):
+    """struct sock_fprog for the gateway's filter, built once by the
+    template; the buffer it points to lives as long as the template."""
+    global _seccomp_buf
+    prog = bytes.fromhex(hexprog)
+    _seccomp_buf = ctypes.create_string_buffer(prog, len(prog))
+    return ctypes.create_string_buffer(struct.pack("<HxxxxxxQ", len(prog) // 8, ctypes.addressof(_seccomp_buf)), 16)
+
+
+def install_seccomp(fprog):
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp")
+
+
+def restrict_landlock(ll):
+    abi = ll["abi"]
+    if abi <= 0:
+        return 0
+    nr = ll["sys"]
+    attr = struct.pack("<QQQ", ll["fs"], ll["net"], ll["scoped"])[:ll["attr_size"]]
+    fd = check(libc.syscall(nr[0], attr, len(attr), 0), "landlock_create_ruleset")
+    try:
+        dirs = ["/usr", "/etc", "/job", LIB_MOUNT, "/proc", "/dev"]
+        dirs += ["/" + n for n in USR_SIBLINGS if os.path.isdir("/" + n) and not os.path.islink("/" + n)]
+        rules = [(p, ll["ro"]) for p in dirs]
+        rules += [(p, ll["rw"]) for p in ("/workspace", "/tmp", "/dev/shm")]
+        rules += [("/dev/" + d, ll["files"]) for d in DEVICES]
+        for path, access in rules:
+            if not access:
+                continue
+            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = struct.pack("<Qi", access, pfd)
+                check(libc.syscall(nr[1], fd, LANDLOCK_RULE_PATH_BENEATH, rule, 0), "landlock_add_rule %s" % path)
+            finally:
+                os.close(pfd)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        check(libc.syscall(nr[2], fd, 0), "landlock_restrict_self")
+    finally:
+        os.close(fd)
+    return abi
+
+
+if __name__ == "__main__":
+    template_main()

@@ -1,0 +1,405 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A zygote is the Runner's sandbox template: Python with the runtime
+// imported, in a user and a mount namespace of its own, that forks one
+// keeper per sandbox (see runtime/_zygote.py). It never runs job code.
+type zygote struct {
+	cmd  *exec.Cmd
+	conn *net.UnixConn // SOCK_SEQPACKET: one message per sandbox, with its five pipe ends
+	dead chan struct{} // closed once the template exited and was reaped
+	mu   sync.Mutex    // serializes sends
+	// setgroupsDenied: the template's user namespace forbids setgroups
+	// (one map an unprivileged process wrote), so runs keep their groups.
+	setgroupsDenied bool
+}
+
+// zygoteScript is the template's entry point under the Runner's lib dir.
+const zygoteScript = "runtime/_zygote.py"
+
+// templateVerb precedes the Runner's name in the template's command line.
+const templateVerb = "__skillgate_sandbox_template__"
+
+// startZygote starts a template. Like pid 1 of a sandbox started from
+// scratch, it is started from a goroutine that keeps its OS thread, so that
+// Pdeathsig fires only when the Runner's process dies.
+func (r *Runner) startZygote() (*zygote, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("template socket: %w", err)
+	}
+	parent, child := os.NewFile(uintptr(fds[0]), "zygote"), os.NewFile(uintptr(fds[1]), "zygote-child")
+	defer child.Close()
+	fc, err := net.FileConn(parent)
+	_ = parent.Close()
+	if err != nil {
+		return nil, fmt.Errorf("template socket: %w", err)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		_ = fc.Close()
+		return nil, err
+	}
+	args, err := json.Marshal(map[string]any{"lib_dir": r.libDir, "sys": zygoteSyscalls,
+		"seccomp": r.zygoteSeccomp, "landlock": r.zygoteLandlock})
+	if err != nil {
+		_ = fc.Close()
+		return nil, err
+	}
+	if r.cfg.breakZygote {
+		args = []byte("{}")
+	}
+	z := &zygote{conn: fc.(*net.UnixConn), dead: make(chan struct{})}
+	// The Runner's name marks the template (in ps, and for the tests'
+	// leftover checks) under a verb of its own: its pid 1s take initVerb.
+	z.cmd = exec.Command(r.cfg.Python, "-I", "-B", filepath.Join(r.libDir, zygoteScript), templateVerb, r.name, string(args))
+	z.cmd.Env = sandboxEnv
+	z.cmd.ExtraFiles = []*os.File{child}
+	z.cmd.Stderr = stderrW
+	z.cmd.SysProcAttr = r.zygoteAttr()
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: Pdeathsig follows this thread
+		if err := z.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = z.cmd.Wait()
+		close(z.dead)
+	}()
+	err = <-started
+	_ = stderrW.Close()
+	if err != nil {
+		_ = stderrR.Close()
+		_ = fc.Close()
+		if r.mode == ModeRootless {
+			err = explainSpawn(err)
+		}
+		return nil, fmt.Errorf("start the sandbox template: %w", err)
+	}
+	go r.logZygote(stderrR)
+	if err := r.mapZygote(z); err != nil {
+		z.stop()
+		return nil, fmt.Errorf("start the sandbox template: %w", err)
+	}
+	return z, nil
+}
+
+// zygoteAttr puts the template in a user namespace mapped as a sandbox
+// from scratch is (root inside holds the capabilities to build roots; see
+// idMapper) and in a mount namespace of its own; it stays in the host's pid
+// namespace, so the pids it reports are the host's.
+func (r *Runner) zygoteAttr() *syscall.SysProcAttr {
+	a := r.ids.cloneAttr()
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	return a
+}
+
+// mapZygote writes the id maps the clone could not (a subordinate range)
+// and then lets the template go on: until then it waits, since an unmapped
+// process can create no file. It reads whether the maps allow setgroups.
+func (r *Runner) mapZygote(z *zygote) error {
+	if err := r.ids.writeMaps(z.cmd.Process.Pid); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/setgroups", z.cmd.Process.Pid))
+	if err != nil {
+		return err
+	}
+	z.setgroupsDenied = strings.TrimSpace(string(data)) == "deny"
+	_ = z.conn.SetWriteDeadline(time.Now().Add(spawnTimeout))
+	_, err = z.conn.Write([]byte{zygoteMapped})
+	return err
+}
+
+// zygoteMapped tells the template its ids are mapped.
+const zygoteMapped = 'M'
+
+// logZygote logs what the template writes to stderr (a crash report).
+func (r *Runner) logZygote(rd *os.File) {
+	defer rd.Close()
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 0, 4096), maxStatusLine)
+	for sc.Scan() {
+		r.log.Warn().Str("line", sc.Text()).Msg("sandbox template")
+	}
+}
+
+func (z *zygote) alive() bool {
+	select {
+	case <-z.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// fork asks the template for a keeper holding the child ends of pipes
+// and configured by cfg (a JSON zygoteConfig).
+func (z *zygote) fork(child [6]*os.File, cfg []byte) error {
+	fds := make([]int, len(child))
+	for i, f := range child {
+		fds[i] = int(f.Fd())
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	_ = z.conn.SetWriteDeadline(time.Now().Add(spawnTimeout))
+	_, _, err := z.conn.WriteMsgUnix(append([]byte{'S'}, cfg...), unix.UnixRights(fds...), nil)
+	runtime.KeepAlive(child)
+	if err != nil {
+		return fmt.Errorf("sandbox template: %w", err)
+	}
+	return nil
+}
+
+// release lets the template reap a pid 1 the host is done with. A dead
+// template has nothing to reap.
+func (z *zygote) release(pid int) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	_ = z.conn.SetWriteDeadline(time.Now().Add(spawnTimeout))
+	_, _ = z.conn.Write([]byte("R" + strconv.Itoa(pid)))
+}
+
+// stop ends the template; sandboxes it made live on until torn down.
+func (z *zygote) stop() {
+	_ = z.conn.Close() // EOF: the template exits
+	select {
+	case <-z.dead:
+	case <-time.After(5 * time.Second):
+		_ = z.cmd.Process.Kill()
+		<-z.dead
+	}
+}
+
+// template returns a live template, starting one (again) when needed.
+func (r *Runner) template() (*zygote, error) {
+	r.zmu.Lock()
+	defer r.zmu.Unlock()
+	if r.zyg != nil && r.zyg.alive() {
+		return r.zyg, nil
+	}
+	if r.zyg != nil {
+		r.zygoteRestarts.Add(1)
+		r.log.Warn().Str("state", r.zyg.cmd.ProcessState.String()).Msg("sandbox template exited; starting a new one")
+	}
+	z, err := r.startZygote()
+	if err != nil {
+		r.zyg = nil
+		return nil, err
+	}
+	r.zyg = z
+	return z, nil
+}
+
+// stopZygote ends the template at Close.
+func (r *Runner) stopZygote() {
+	r.zmu.Lock()
+	z := r.zyg
+	r.zyg = nil
+	r.zmu.Unlock()
+	if z != nil {
+		z.stop()
+	}
+}
+
+// startFromZygote is sb.start for a template's sandbox: the keeper reports
+// its pid, joins the run's cgroup, gets the configuration, reports pid 1;
+// then, as from scratch, Python's ready byte and pid 1's spawned event.
+func (sb *sandbox) startFromZygote(r *Runner) error {
+	z, err := r.template()
+	if err != nil {
+		close(sb.exited)
+		close(sb.reaped)
+		return err
+	}
+	zc := r.zygoteConfig(sb)
+	zc.SetgroupsDenied = z.setgroupsDenied
+	cfg, err := json.Marshal(zc)
+	if err != nil {
+		close(sb.exited)
+		close(sb.reaped)
+		return err
+	}
+	p, err := newPipes()
+	if err == nil {
+		err = z.fork(p.child, cfg)
+	}
+	if err != nil {
+		if p != nil {
+			p.close()
+		}
+		close(sb.exited)
+		close(sb.reaped)
+		return fmt.Errorf("start sandbox: %w", err)
+	}
+	sb.adopt(p)
+	if err := sb.enterPid1(z); err != nil {
+		return err
+	}
+	if err := sb.awaitReady(); err != nil {
+		return err
+	}
+	ws, err := os.OpenRoot(fmt.Sprintf("/proc/%d/root%s", sb.pid, workspacePath))
+	if err != nil {
+		return fmt.Errorf("open sandbox workspace: %w", err)
+	}
+	sb.ws = ws
+	return nil
+}
+
+// enterPid1 waits for pid 1's pid, moves it into the run's cgroup (while
+// it builds the root) and tells it so. On failure the sandbox's exited and
+// reaped are closed: nothing is left to wait for.
+func (sb *sandbox) enterPid1(z *zygote) error {
+	fail := func(err error) error {
+		if sb.pidfd >= 0 {
+			_ = unix.PidfdSendSignal(sb.pidfd, unix.SIGKILL, nil, 0)
+			_ = unix.Close(sb.pidfd)
+			sb.pidfd = -1
+		}
+		close(sb.exited)
+		close(sb.reaped)
+		err = sb.zygoteError(err)
+		if sb.pid > 0 {
+			z.release(sb.pid)
+		}
+		return err
+	}
+	ev, err := sb.awaitEvent("pid1", time.Now().Add(spawnTimeout))
+	if err != nil {
+		return fail(err)
+	}
+	sb.pid = ev.Pid
+	// The template reaps pid 1 only once released: the pid is ours.
+	if sb.pidfd, err = unix.PidfdOpen(ev.Pid, 0); err != nil {
+		return fail(fmt.Errorf("pidfd of pid 1: %w", err))
+	}
+	// No phaseForked: pid 1's own phaseEntered stamp is when the template
+	// cloned it.
+	if err := sb.cg.attach(ev.Pid); err != nil {
+		return fail(err)
+	}
+	if _, err := sb.ctl.Write([]byte{cgroupJoined}); err != nil {
+		return fail(fmt.Errorf("configure sandbox: %w", err))
+	}
+	go sb.watchPidfd(z)
+	return nil
+}
+
+// cgroupJoined tells a template's pid 1 that it is in the run's cgroup.
+const cgroupJoined = 'A'
+
+// awaitEvent waits for a status event ev carrying pids.
+func (sb *sandbox) awaitEvent(ev string, deadline time.Time) (statusEvent, error) {
+	select {
+	case e, ok := <-sb.status.events:
+		switch {
+		case !ok:
+			return e, errors.New("the sandbox template ended the sandbox")
+		case e.Ev == evError:
+			return e, errors.New(e.Msg)
+		case e.Ev != ev || e.Pid <= 0:
+			return e, fmt.Errorf("unexpected %s event", e.Ev)
+		}
+		return e, nil
+	case <-time.After(time.Until(deadline)):
+		return statusEvent{}, os.ErrDeadlineExceeded
+	}
+}
+
+// zygoteError explains a start that failed before pid 1 was known.
+func (sb *sandbox) zygoteError(cause error) error {
+	_ = sb.ctl.Close() // the keeper gives up
+	<-sb.logDone
+	msg := cause.Error()
+	if raw := sb.status.raw.String(); raw != "" {
+		msg += ": " + raw
+	}
+	return fmt.Errorf("sandbox did not start: %s", msg)
+}
+
+// watchPidfd closes exited when pid 1 exits, and reaped once the host is
+// done with its pid and has released it to the template.
+func (sb *sandbox) watchPidfd(z *zygote) {
+	fds := []unix.PollFd{{Fd: int32(sb.pidfd), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == nil || !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	close(sb.exited)
+	<-sb.release
+	_ = unix.Close(sb.pidfd)
+	z.release(sb.pid)
+	close(sb.reaped)
+}
+
+// zygoteConfig is what a template's pid 1 gets per sandbox: initConfig
+// and the syscall numbers the template calls through ctypes. What is the
+// same for every sandbox (the seccomp program and Landlock access sets the
+// gateway computed) the template gets once, at start.
+type zygoteConfig struct {
+	initConfig
+	Runner string            `json:"runner"` // the Runner's name, for pid 1's command line
+	Sys    map[string]uint64 `json:"sys"`
+	// SetgroupsDenied: rootless, the supplementary groups stay as they are.
+	SetgroupsDenied bool `json:"setgroups_denied"`
+}
+
+// zygoteSyscalls are the syscalls without a libc wrapper or os function
+// that the template makes, numbered for this architecture.
+var zygoteSyscalls = map[string]uint64{"clone": unix.SYS_CLONE, "pivot_root": unix.SYS_PIVOT_ROOT,
+	"mount_setattr": unix.SYS_MOUNT_SETATTR, "rt_sigaction": unix.SYS_RT_SIGACTION}
+
+func (r *Runner) zygoteConfig(sb *sandbox) zygoteConfig {
+	return zygoteConfig{
+		initConfig: r.initConfig(sb),
+		Runner:     r.name,
+		Sys:        zygoteSyscalls,
+	}
+}
+
+// checkZygote runs the start-up self-check with the template unless it is
+// off. In auto mode a template that fails it is logged and dropped, and
+// the self-check runs again on sandboxes started from scratch.
+func (r *Runner) checkZygote() error {
+	mode, _ := ParseZygoteMode(string(r.cfg.Zygote)) // validated
+	if mode == ZygoteOff {
+		return r.checkWithFallbacks()
+	}
+	r.zygoteOn = true
+	r.zygoteSeccomp = seccompHex()
+	r.zygoteLandlock = newLandlockSpec()
+	err := r.checkWithFallbacks()
+	if err == nil {
+		return nil
+	}
+	r.zygoteOn = false
+	r.stopZygote()
+	if mode == ZygoteOn {
+		return fmt.Errorf("sandbox template: %w", err)
+	}
+	r.log.Warn().Err(err).Msg("sandbox: the template failed its self-check; starting each sandbox from scratch")
+	return r.checkWithFallbacks()
+}

@@ -1,0 +1,175 @@
+package sandbox
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// zygoteRunner is ownRunner with the template on whatever the environment
+// asks for the other tests.
+func zygoteRunner(t *testing.T) *Runner {
+	t.Helper()
+	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteOn })
+	require.True(t, r.zygoteOn)
+	return r
+}
+
+// templatePid is the host pid of the Runner's current template.
+func templatePid(t *testing.T, r *Runner) int {
+	t.Helper()
+	r.zmu.Lock()
+	defer r.zmu.Unlock()
+	require.NotNil(t, r.zyg)
+	return r.zyg.cmd.Process.Pid
+}
+
+// TestZygoteRunInheritsNothing checks what a run forked from the template
+// could have kept of it: descriptors, environment, random state, files in
+// /tmp, writable shared memory.
+func TestZygoteRunInheritsNothing(t *testing.T) {
+	r := zygoteRunner(t)
+	code := `import os, random, sys
+
+def main(args):
+    with open('/tmp/mark', 'a') as f:
+        f.write('x')
+    maps = open('/proc/self/maps').read().splitlines()
+    return {
+        'fds': sorted(int(fd) for fd in os.listdir('/proc/self/fd')),
+        'env': sorted(os.environ.keys()),
+        'random': random.getrandbits(64),
+        'tmp': sorted(os.listdir('/tmp')),
+        'shared_writable': [m for m in maps if m.split()[1].startswith('rw') and m.split()[1][3] == 's'],
+        'argv': sys.argv,
+        'main': sys.modules['__main__'].__file__,
+    }
+`
+	first := output(t, run(t, r, code, nil))
+	second := output(t, run(t, r, code, nil))
+	assert.Equal(t, []any{0.0, 1.0, 2.0, 3.0, 4.0, 5.0}, first["fds"])
+	assert.Equal(t, []any{"HOME", "LANG", "PATH", "PYTHONDONTWRITEBYTECODE", "TMPDIR"}, first["env"])
+	assert.NotEqual(t, first["random"], second["random"], "every run reseeds random")
+	assert.Equal(t, []any{"mark"}, first["tmp"])
+	assert.Equal(t, []any{"mark"}, second["tmp"], "every run gets a fresh /tmp")
+	assert.Empty(t, first["shared_writable"])
+	assert.Equal(t, []any{bootScript}, first["argv"])
+	assert.Equal(t, bootScript, first["main"])
+}
+
+// TestZygoteTemplateOutOfReach tries, from a run, everything that could
+// touch the template: it is in no pid namespace a run sees, so there is
+// nothing to signal, trace or read; a run that kills all it can leaves the
+// template serving the next one.
+func TestZygoteTemplateOutOfReach(t *testing.T) {
+	r := zygoteRunner(t)
+	before := templatePid(t, r)
+	out := output(t, run(t, r, "import os\n\ndef main(args):\n    return {'pids': sorted(int(p) for p in os.listdir('/proc') if p.isdigit())}\n", nil))
+	assert.Equal(t, []any{1.0, 2.0}, out["pids"], "a run sees its pid 1 and itself, never the template")
+	// kill(-1) signals every process the run may signal: only those of its
+	// own pid namespace, itself included.
+	res := run(t, r, "import os, signal\n\ndef main(args):\n    os.kill(-1, signal.SIGKILL)\n    return {}\n", nil)
+	assert.NotEqual(t, StatusCompleted, res.Status)
+	requireCompleted(t, run(t, r, trivialCode, nil))
+	assert.Equal(t, before, templatePid(t, r), "the template survived")
+	assert.True(t, processAlive(before))
+	assert.Zero(t, r.TemplateRestarts())
+}
+
+// TestZygoteKilledRunsLeaveTemplate times a run out and cancels another:
+// the template that forked them goes on.
+func TestZygoteKilledRunsLeaveTemplate(t *testing.T) {
+	r := zygoteRunner(t)
+	before := templatePid(t, r)
+	res := run(t, r, "import time\n\ndef main(args):\n    time.sleep(60)\n", nil, withTimeout(time.Second))
+	assert.Equal(t, ErrTypeTimeout, res.Error.Type)
+	requireCompleted(t, run(t, r, trivialCode, nil))
+	assert.Equal(t, before, templatePid(t, r))
+	assert.Zero(t, r.TemplateRestarts())
+}
+
+// TestZygoteCrashedTemplateIsReplaced kills the template: the next run
+// gets a new one, and the restart is counted.
+func TestZygoteCrashedTemplateIsReplaced(t *testing.T) {
+	r := zygoteRunner(t)
+	before := templatePid(t, r)
+	require.NoError(t, syscall.Kill(before, syscall.SIGKILL))
+	r.zmu.Lock()
+	z := r.zyg
+	r.zmu.Unlock()
+	select {
+	case <-z.dead:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the killed template was not reaped")
+	}
+	requireCompleted(t, run(t, r, trivialCode, nil))
+	assert.NotEqual(t, before, templatePid(t, r))
+	assert.Equal(t, 1, r.TemplateRestarts())
+}
+
+// TestZygoteOffStartsFromScratch covers the path without a template: the
+// self-check in New verifies its isolation from the inside.
+func TestZygoteOffStartsFromScratch(t *testing.T) {
+	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteOff })
+	assert.False(t, r.zygoteOn)
+	out := output(t, run(t, r, "import os\n\ndef main(args):\n    return {'uid': os.getuid()}\n", nil))
+	assert.Equal(t, 1000.0, out["uid"])
+}
+
+// TestZygoteAutoUsesTemplate: auto picks the template where it works.
+func TestZygoteAutoUsesTemplate(t *testing.T) {
+	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteAuto })
+	assert.True(t, r.zygoteOn)
+}
+
+// TestZygoteFailureFallsBack: in auto mode a template that does not work
+// leaves sandboxes started from scratch; in on mode New refuses.
+func TestZygoteFailureFallsBack(t *testing.T) {
+	r := ownRunner(t, func(c *Config) { c.Zygote, c.breakZygote = ZygoteAuto, true })
+	assert.False(t, r.zygoteOn)
+	requireCompleted(t, run(t, r, trivialCode, nil))
+
+	cfg := testConfig()
+	cfg.Zygote, cfg.breakZygote, cfg.WarmPool = ZygoteOn, true, 0
+	_, err := New(cfg)
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "sandbox template")
+}
+
+func TestParseZygoteMode(t *testing.T) {
+	for in, want := range map[string]ZygoteMode{"": ZygoteAuto, "auto": ZygoteAuto, " on ": ZygoteOn, "off": ZygoteOff} {
+		got, err := ParseZygoteMode(in)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	_, err := ParseZygoteMode("yes")
+	require.ErrorIs(t, err, errInvalidConfig)
+	assert.ErrorContains(t, Config{Zygote: "fast"}.Validate(), "want auto, on or off")
+	assert.ErrorContains(t, Config{WarmMemoryBytes: -1}.Validate(), "WarmMemoryBytes is negative")
+}
+
+// TestWarmMemoryBoundsPool: a budget smaller than one warm sandbox leaves
+// no pool; the size of one is measured either way.
+func TestWarmMemoryBoundsPool(t *testing.T) {
+	r := ownRunner(t, func(c *Config) { c.WarmPool, c.WarmMemoryBytes = 4, 1<<20 })
+	assert.Positive(t, r.WarmSandboxBytes())
+	assert.Less(t, r.poolSize.Load(), int64(4))
+	requireCompleted(t, run(t, r, trivialCode, nil))
+}
+
+func processAlive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command in parentheses; Z is a zombie.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
