@@ -20,10 +20,16 @@ import (
 // prints its Runner's name and waits to be killed.
 const fakeGatewayEnv = "SKILLGATE_SANDBOX_TEST_GATEWAY"
 
+// fakeGatewayWorkDirEnv names the fake gateway's WorkDir: a directory of
+// its test's own, so that Runners of other test processes, which sweep
+// what dead Runners leave in the shared WorkDir, cannot remove it first.
+const fakeGatewayWorkDirEnv = "SKILLGATE_SANDBOX_TEST_WORKDIR"
+
 func runFakeGateway() {
 	cfg := testConfig()
 	base, _ := strconv.ParseUint(os.Getenv(fakeGatewayEnv), 10, 32)
 	cfg.UIDBase, cfg.WarmPool = uint32(base), 2
+	cfg.WorkDir = os.Getenv(fakeGatewayWorkDirEnv)
 	r, err := New(cfg)
 	if err != nil {
 		fmt.Println("error", err)
@@ -42,8 +48,11 @@ func runFakeGateway() {
 func TestGatewayDeathKillsSandboxes(t *testing.T) {
 	requireSandbox(t, CheckIsolation(testConfig()))
 	base := defaultUIDBase + uidOffset.Add(1)*uidMapSize
+	workDir, err := os.MkdirTemp("", "skillgate-lifecycle-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(workDir) })
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fakeGatewayEnv+"="+strconv.FormatUint(uint64(base), 10))
+	cmd.Env = append(os.Environ(), fakeGatewayEnv+"="+strconv.FormatUint(uint64(base), 10), fakeGatewayWorkDirEnv+"="+workDir)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -58,10 +67,9 @@ func TestGatewayDeathKillsSandboxes(t *testing.T) {
 	require.Eventually(t, func() bool { return len(runnerProcesses(name)) == 0 }, 20*time.Second, 10*time.Millisecond,
 		"sandboxes outlived their gateway: %v", runnerProcesses(name))
 
-	cfg := testConfig()
-	stale := filepath.Join(cfg.WorkDir, name)
+	stale := filepath.Join(workDir, name)
 	require.DirExists(t, stale)
-	r := ownRunner(t, nil) // sweeps what dead Runners left
+	r := ownRunner(t, func(c *Config) { c.WorkDir = workDir }) // sweeps what dead Runners left
 	assert.NoDirExists(t, stale)
 	if r.cgroups != nil {
 		for _, root := range r.cgroups.roots {
