@@ -71,3 +71,39 @@ func TestReloadUnchangedKeepsSnapshotValue(t *testing.T) {
 	assert.NotSame(t, v1, v3)
 	assert.NotEqual(t, v1.Digest(), v3.Digest())
 }
+
+// A plainly loaded package logs at debug level with neither violations
+// nor warnings; one with warnings only logs its warnings and no
+// violations; a skipped one logs its violations and no warnings.
+func TestLoadReportLogShape(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, merge(
+		actionPackage("a", "acme.log.x", "1.0.0"),
+		actionPackage("b", "acme.log.x", "1.0.0"),
+		actionPackage("c", "acme.log.y", "1.0.0"),
+	))
+	_, logs := newRegistry(t, Options{Dir: root})
+	plain := logLines(t, logs, "skill package loaded")
+	require.Len(t, plain, 1)
+	assert.Equal(t, "debug", plain[0]["level"])
+	assert.Equal(t, "acme.log.y", plain[0]["name"])
+	assert.NotContains(t, plain[0], "violations")
+	assert.NotContains(t, plain[0], "warnings")
+
+	warned := logLines(t, logs, "skill package loaded with warnings")
+	require.Len(t, warned, 1)
+	assert.Equal(t, "warn", warned[0]["level"])
+	assert.Contains(t, warned[0], "warnings")
+	assert.NotContains(t, warned[0], "violations")
+
+	skipped := logLines(t, logs, "skill package invalid, skipped")
+	require.Len(t, skipped, 1)
+	assert.Contains(t, skipped[0], "violations")
+	assert.NotContains(t, skipped[0], "warnings")
+
+	summary := logLines(t, logs, "skill catalog loaded")
+	require.Len(t, summary, 1)
+	assert.EqualValues(t, 2, summary[0]["loaded"])
+	assert.EqualValues(t, 1, summary[0]["skipped"])
+	assert.EqualValues(t, 0, summary[0]["kept_previous"])
+}
