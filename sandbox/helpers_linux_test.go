@@ -162,10 +162,13 @@ func assertHealthyAndClean(t *testing.T, r *Runner) {
 	}
 }
 
-// waitIdle waits (bounded) until no run holds a worker: teardown is done.
+// waitIdle waits (bounded) until no run holds a worker and no sandbox
+// start is under way: teardown is done.
 func waitIdle(t testing.TB, r *Runner) {
 	t.Helper()
-	require.Eventually(t, func() bool { return r.Stats().Running == 0 }, 20*time.Second, 5*time.Millisecond)
+	// Starts under way count too: a run that found the pool empty may have
+	// left one that is still being pooled or torn down.
+	require.Eventually(t, func() bool { s := r.Stats(); return s.Running == 0 && s.Starting == 0 }, 30*time.Second, 5*time.Millisecond)
 }
 
 // assertGone checks the leftovers of an idle Runner without a warm pool

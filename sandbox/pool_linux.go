@@ -10,18 +10,82 @@ func (r *Runner) take(network bool) (*sandbox, error) {
 	if network {
 		return r.spawn(true)
 	}
+	if sb := r.takeWarm(); sb != nil {
+		return sb, nil
+	}
+	if r.poolSize.Load() == 0 {
+		return r.spawn(false)
+	}
+	return r.race()
+}
+
+// takeWarm returns a pooled sandbox that can still take a job, or nil.
+func (r *Runner) takeWarm() *sandbox {
 	for {
 		select {
 		case sb := <-r.pool:
 			if sb.idle() {
-				return sb, nil
+				return sb
 			}
 			r.teardown(sb)
-			continue
+		default:
+			return nil
+		}
+	}
+}
+
+type started struct {
+	sb  *sandbox
+	err error
+}
+
+// race starts a sandbox for a run that found the pool empty, but hands the
+// run whichever is ready first: its own, or one the refiller is finishing.
+// The loser goes to the pool.
+func (r *Runner) race() (*sandbox, error) {
+	r.kick()
+	own := make(chan started, 1)
+	r.starting.Add(1) // until the sandbox is the run's, pooled or gone
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		sb, err := r.spawn(false)
+		own <- started{sb, err}
+	}()
+	for {
+		select {
+		case s := <-own:
+			r.starting.Add(-1)
+			return s.sb, s.err
+		case sb := <-r.pool:
+			if !sb.idle() {
+				r.teardown(sb)
+				continue
+			}
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				defer r.starting.Add(-1)
+				if s := <-own; s.err == nil {
+					r.offer(s.sb)
+				}
+			}()
+			return sb, nil
+		}
+	}
+}
+
+// offer pools a started sandbox if the pool has room and the Runner is
+// open, and tears it down otherwise.
+func (r *Runner) offer(sb *sandbox) {
+	if !r.isClosing() && len(r.pool) < int(r.poolSize.Load()) {
+		select {
+		case r.pool <- sb:
+			return
 		default:
 		}
-		return r.spawn(false)
 	}
+	r.teardown(sb)
 }
 
 // kick wakes the refiller.
@@ -72,15 +136,17 @@ func (r *Runner) refillWidth() int {
 
 func (r *Runner) poolDeficit() int { return int(r.poolSize.Load()) - len(r.pool) }
 
-// refillBatch starts n sandboxes at once and pools them; only the
-// refiller adds to the pool, so there is room.
+// refillBatch starts n sandboxes at once and pools them (a run that raced
+// it may have filled the pool meanwhile: then the extra ones go).
 func (r *Runner) refillBatch(n int) error {
 	errs := make(chan error, n)
+	r.starting.Add(int64(n))
 	for range n {
 		go func() {
+			defer r.starting.Add(-1)
 			sb, err := r.spawn(false)
 			if err == nil {
-				r.pool <- sb
+				r.offer(sb)
 			}
 			errs <- err
 		}()

@@ -41,6 +41,9 @@ type Runner struct {
 	sem     chan struct{} // one token per running run
 	queued  atomic.Int64
 	running atomic.Int64
+	// starting counts sandbox starts for the pool or for a run that found
+	// it empty, until the sandbox is pooled, taken or torn down.
+	starting atomic.Int64
 
 	// The template, when sandboxes are forked from one (zygoteOn).
 	zygoteOn       bool
@@ -367,7 +370,7 @@ func (r *Runner) teardown(sb *sandbox) {
 
 // Stats returns the current load.
 func (r *Runner) Stats() Stats {
-	return Stats{Running: int(r.running.Load()), Queued: int(r.queued.Load()), WarmReady: len(r.pool)}
+	return Stats{Running: int(r.running.Load()), Queued: int(r.queued.Load()), WarmReady: len(r.pool), Starting: int(r.starting.Load())}
 }
 
 // WarmSandboxBytes is the memory one warm sandbox takes (the sum of its
@@ -396,6 +399,9 @@ func (r *Runner) Close() error {
 			r.teardown(<-r.pool)
 		}
 		r.wg.Wait()
+		for len(r.pool) > 0 { // offered by a start that lost a race
+			r.teardown(<-r.pool)
+		}
 		r.stopZygote()
 		r.closeErr = errors.Join(r.cgroups.close(), os.RemoveAll(r.dir))
 	})

@@ -5,4 +5,5 @@ type Stats struct {
 	Running   int // runs holding a worker (teardown included)
 	Queued    int // runs waiting for a worker
 	WarmReady int // pre-started sandboxes ready for a job
+	Starting  int // sandbox starts under way (pool refill, or a run that found the pool empty)
 }
