@@ -1,21 +1,20 @@
 package blob
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/internal/testchild"
 )
 
 const crashHelperEnv = "SKILLGATE_BLOB_CRASH_HELPER_DIR"
@@ -151,34 +150,7 @@ func TestFSStoreCrashMidWrite(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashHelperEnv+"="+dir)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-
-	lines := bufio.NewScanner(stdout)
-	var id string
-	for lines.Scan() {
-		if rest, ok := strings.CutPrefix(lines.Text(), "id "); ok {
-			id = rest
-		}
-		if lines.Text() == "ready" {
-			break
-		}
-	}
-	require.NotEmpty(t, id, "child reported its blob id")
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait()
-	killed = true
+	id := testchild.KillWhenReady(t, crashHelperEnv, dir)
 
 	probe := &FSStore{objects: filepath.Join(dir, objectsDir)}
 	left := tempFiles(t, probe)

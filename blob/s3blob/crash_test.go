@@ -1,13 +1,10 @@
 package s3blob_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/s3blob"
 	"github.com/skillgate/skillgate/internal/scaleouttest"
+	"github.com/skillgate/skillgate/internal/testchild"
 )
 
 // crashHelperEnv names "endpoint prefix digest" for the child process.
@@ -82,7 +80,7 @@ func TestS3CrashMidUpload(t *testing.T) {
 	for _, mode := range []string{"staged", "digest"} {
 		t.Run(mode, func(t *testing.T) {
 			prefix := "p-" + mode
-			id := runAndKill(t, m.Endpoint+" "+prefix+" "+mode)
+			id := testchild.KillWhenReady(t, crashHelperEnv, m.Endpoint+" "+prefix+" "+mode)
 			s, err := s3blob.Open(t.Context(), s3blob.Options{Bucket: "crash", Prefix: prefix, Endpoint: m.Endpoint,
 				Region: "us-east-1", PathStyle: true, SweepInterval: -1})
 			require.NoError(t, err)
@@ -108,31 +106,4 @@ func TestS3CrashMidUpload(t *testing.T) {
 			assert.Zero(t, count)
 		})
 	}
-}
-
-// runAndKill starts the crash helper, waits until its Put is under way and
-// kills it; it returns the blob id the child was writing.
-func runAndKill(t *testing.T, spec string) string {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashHelperEnv+"="+spec)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-	}()
-	lines := bufio.NewScanner(stdout)
-	var id string
-	for lines.Scan() {
-		if rest, ok := strings.CutPrefix(lines.Text(), "id "); ok {
-			id = rest
-		}
-		if lines.Text() == "ready" {
-			break
-		}
-	}
-	require.NotEmpty(t, id, "child reported its blob id")
-	return id
 }

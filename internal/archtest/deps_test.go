@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"metrics":               {},
 	"internal/pyname":       {},
 	"internal/testpki":      {},
+	"internal/testchild":    {},
 	"internal/scaleouttest": {},
 	"internal/archtest":     {},
 	"dispatch/auth":         {"egress"},
