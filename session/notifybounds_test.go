@@ -202,3 +202,66 @@ func TestNotifyBudgetFull(t *testing.T) {
 		})
 	})
 }
+
+// Notify and TryNotify refuse params that are no JSON object and a
+// notification larger than the message size limit, and report a closed
+// connection as ErrClosed.
+func TestNotifyRefusals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _, _ := clientBubble(t)
+		for _, send := range map[string]func(string, any) error{
+			"TryNotify": c.TryNotify,
+			"Notify":    func(m string, p any) error { return c.Notify(t.Context(), m, p) },
+		} {
+			err := send("tick", []int{1})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "notify tick: ")
+			err = send("tick", tickParams(16<<10+transport.FrameOverhead+1))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "notify tick: ")
+		}
+		require.NoError(t, c.Close())
+		assert.ErrorIs(t, c.TryNotify("tick", nil), ErrClosed)
+		assert.ErrorIs(t, c.Notify(t.Context(), "tick", nil), ErrClosed)
+	})
+}
+
+// A Notify waiting for the share gives up when its context ends, and when
+// the connection closes, with the matching error.
+func TestNotifyWaitEnds(t *testing.T) {
+	// The client's queue holds 8 messages of 16 KiB; the share is 64 KiB.
+	// The peer reads nothing: four notifications of 16000 bytes fill the
+	// share but for 1536 bytes, and the fifth waits.
+	fill := func(t *testing.T, c *Conn) {
+		for range 4 {
+			require.NoError(t, c.TryNotify("tick", tickParams(16000)))
+		}
+	}
+	t.Run("context", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c, _, _ := clientBubble(t)
+			fill(t, c)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			defer cancel()
+			start := time.Now()
+			err := c.Notify(ctx, "tick", tickParams(16000))
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, "notify: context deadline exceeded", err.Error())
+			assert.Equal(t, time.Second, time.Since(start))
+			assert.Equal(t, ReasonNone, c.Reason(), "the connection lives on")
+		})
+	})
+	t.Run("close", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c, _, _ := clientBubble(t)
+			fill(t, c)
+			done := make(chan error, 1)
+			go func() { done <- c.Notify(t.Context(), "tick", tickParams(16000)) }()
+			synctest.Wait()
+			go func() { _ = c.Close() }()
+			err := <-done
+			assert.ErrorIs(t, err, ErrClosed)
+			assert.Equal(t, "connection closed: local_close", err.Error())
+		})
+	})
+}
