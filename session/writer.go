@@ -414,10 +414,10 @@ func (q *writeQueue) armDeadline(last bool) error {
 		q.deadline = d
 		return q.nc.SetWriteDeadline(d)
 	}
+	// Only a closing connection has a final frame: finish sets closeBy
+	// before it queues one.
 	now, timeout := time.Now(), q.c.cfg.WriteTimeout
-	if last {
-		timeout = min(timeout, finalWriteTimeout)
-	} else if q.deadline.Sub(now) >= timeout/2 {
+	if q.deadline.Sub(now) >= timeout/2 {
 		return nil
 	}
 	q.deadline = now.Add(timeout)
