@@ -54,9 +54,11 @@ func (h *binderHandler) Handle(ctx context.Context, req *Request) (any, error) {
 func TestBinderStateAndAccessors(t *testing.T) {
 	for _, kind := range []string{"pipe", "tls"} {
 		t.Run(kind, func(t *testing.T) {
-			f := newFixture(t, kind, nil)
-			h := &binderHandler{testHandler: f.h}
-			f.srv.handler = h
+			var h *binderHandler
+			f := newFixtureWrapped(t, kind, func(th *testHandler) Handler {
+				h = &binderHandler{testHandler: th}
+				return h
+			}, nil)
 			p := f.dial()
 			p.initialize()
 			m := p.call("Whoami", `{}`)
