@@ -65,35 +65,38 @@ func Apply(src []byte, typ string, line, col int) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("apply: unknown mutant type %q", typ)
 	}
-	tok, off, err := tokenAt(src, line, col)
+	tok, lit, off, err := tokenAt(src, line, col)
 	if err != nil {
 		return nil, err
 	}
 	to, ok := table[tok]
 	if !ok {
-		return nil, fmt.Errorf("%w: the token at %d:%d is %q, which %s does not change", ErrStale, line, col, tok, typ)
+		if lit == "" {
+			lit = tok.String()
+		}
+		return nil, fmt.Errorf("%w: the token at %d:%d is %q, which %s does not change", ErrStale, line, col, lit, typ)
 	}
 	return replace(src, off, tok, to)
 }
 
 // tokenAt finds the token that starts at line:col (col counted in bytes
-// from 1, as go/token does) and its byte offset.
-func tokenAt(src []byte, line, col int) (token.Token, int, error) {
+// from 1, as go/token does), its literal text and its byte offset.
+func tokenAt(src []byte, line, col int) (token.Token, string, int, error) {
 	fset := token.NewFileSet()
 	file := fset.AddFile("", -1, len(src))
 	var s scanner.Scanner
 	s.Init(file, src, nil, 0)
 	for {
-		pos, tok, _ := s.Scan()
+		pos, tok, lit := s.Scan()
 		if tok == token.EOF {
-			return 0, 0, fmt.Errorf("%w: no token starts at %d:%d", ErrStale, line, col)
+			return 0, "", 0, fmt.Errorf("%w: no token starts at %d:%d", ErrStale, line, col)
 		}
 		p := file.PositionFor(pos, false)
 		if p.Line > line || (p.Line == line && p.Column > col) {
-			return 0, 0, fmt.Errorf("%w: no token starts at %d:%d", ErrStale, line, col)
+			return 0, "", 0, fmt.Errorf("%w: no token starts at %d:%d", ErrStale, line, col)
 		}
 		if p.Line == line && p.Column == col && tok != token.SEMICOLON {
-			return tok, p.Offset, nil
+			return tok, lit, p.Offset, nil
 		}
 	}
 }
