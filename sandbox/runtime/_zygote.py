@@ -524,6 +524,7 @@ def job_process(cfg, fds):
     sys.argv = [LIB_MOUNT + "/runtime/_boot.py"]
     set_cmdline("%s\0-I\0-B\0%s" % (sys.executable, sys.argv[0]))
     sys.modules["__main__"] = boot
+    boot.warm_up()
     boot.main()
     os._exit(0)
 
