@@ -21,19 +21,22 @@ import (
 func TestInitializeVersionFormat(t *testing.T) {
 	e := newEnv(t, "")
 	for version, code := range map[string]string{
-		"1.0":   "",
-		"1.12":  "",
-		"1":     transport.StringInvalidParams,
-		"1.":    transport.StringInvalidParams,
-		".1":    transport.StringInvalidParams,
-		"1.0.0": transport.StringInvalidParams,
-		"1.x":   transport.StringInvalidParams,
-		" 1.0":  transport.StringInvalidParams,
-		"1.0 ":  transport.StringInvalidParams,
-		"+1.0":  transport.StringInvalidParams,
-		"":      transport.StringInvalidParams,
-		"2.0":   transport.StringVersionIncompatible,
-		"0.9":   transport.StringVersionIncompatible,
+		"1.0":          "",
+		"1.12":         "",
+		"1.123456789":  "", // nine digits: the most a part may have
+		"1.1234567890": transport.StringInvalidParams,
+		"0000000001.0": transport.StringInvalidParams,
+		"1":            transport.StringInvalidParams,
+		"1.":           transport.StringInvalidParams,
+		".1":           transport.StringInvalidParams,
+		"1.0.0":        transport.StringInvalidParams,
+		"1.x":          transport.StringInvalidParams,
+		" 1.0":         transport.StringInvalidParams,
+		"1.0 ":         transport.StringInvalidParams,
+		"+1.0":         transport.StringInvalidParams,
+		"":             transport.StringInvalidParams,
+		"2.0":          transport.StringVersionIncompatible,
+		"0.9":          transport.StringVersionIncompatible,
 	} {
 		_, err := e.framedRaw().Call(t.Context(), MethodInitialize, map[string]string{"protocol_version": version})
 		assert.Equal(t, code, stringCode(err), "%q", version)
