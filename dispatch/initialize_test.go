@@ -110,3 +110,21 @@ func TestInitializeMethodsAndLimits(t *testing.T) {
 		assert.Positive(t, raw.Limits[k], k)
 	}
 }
+
+// A protocol_version a client got wrong is quoted whole up to 128 bytes
+// and cut beyond, on a character boundary, with its length.
+func TestInitializeVersionQuotedUpTo128(t *testing.T) {
+	e := newEnv(t, "")
+	details := func(version string) string {
+		_, err := e.framedRaw().Call(t.Context(), MethodInitialize, map[string]string{"protocol_version": version})
+		var te *transport.Error
+		require.ErrorAs(t, err, &te)
+		require.Equal(t, transport.StringInvalidParams, te.EffectiveCode())
+		return te.Details
+	}
+	at := strings.Repeat("v", 128)
+	assert.True(t, strings.HasSuffix(details(at), `got "`+at+`"`))
+	assert.True(t, strings.HasSuffix(details(at+"w"), `got "`+at+`…[129 bytes]"`))
+	cut := strings.Repeat("v", 127) + "é" + "w" // the character spans bytes 128 and 129
+	assert.True(t, strings.HasSuffix(details(cut), `got "`+strings.Repeat("v", 127)+`…[130 bytes]"`), details(cut))
+}
