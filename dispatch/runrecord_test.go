@@ -153,9 +153,12 @@ func TestRunEventsCarryRequestID(t *testing.T) {
 		RunID string `json:"run_id"`
 	}
 	require.NoError(t, json.Unmarshal(res, &ref))
-	_, werr = f.Serve(t.Context(), &Request{Method: "watch_run", Identity: id, Remote: "test", Notify: notify, ID: "req-9",
+	res, werr = f.Serve(t.Context(), &Request{Method: "watch_run", Identity: id, Remote: "test", Notify: notify, ID: "req-9",
 		Params: json.RawMessage(`{"run_id":"` + ref.RunID + `"}`)})
 	require.Nil(t, werr)
+	var run RunResult
+	require.NoError(t, json.Unmarshal(res, &run))
+	assert.Equal(t, sandbox.StatusCompleted, run.Status, "watch_run answers the run object")
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotEmpty(t, events)
