@@ -246,3 +246,18 @@ func TestReadBlobOffsetZeroOutsideRange(t *testing.T) {
 		assert.Equal(t, "abc", r.Content)
 	}
 }
+
+// Content with a NUL byte, even at its very start, travels as base64:
+// it is no JSON text a client could take as it is.
+func TestNULByteMeansBase64(t *testing.T) {
+	e := newEnv(t, examplesDir())
+	for _, data := range [][]byte{[]byte("\x00abc"), []byte("ab\x00c")} {
+		id := e.putKind(t, "text/plain", data)
+		for _, c := range e.fronts() {
+			var r ReadBlobResult
+			mustCall(t, c, "read_blob", `{"blob_id":"`+id+`","mode":"full"}`, &r)
+			assert.Equal(t, EncodingBase64, r.Encoding, "%s %q", c.name(), data)
+			assert.Equal(t, base64.StdEncoding.EncodeToString(data), r.Content)
+		}
+	}
+}
