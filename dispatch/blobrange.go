@@ -38,26 +38,26 @@ func (d *Dispatcher) readRange(b blob.Blob, offset, maxBytes, limit int64) (any,
 		return nil, err
 	}
 	text := blob.IsTextKind(info.Kind)
-	more := offset+n < info.Size
-	if text && more {
+	if text && offset+n < info.Size {
 		data = trimCutRune(data)
 	}
 	pl, sent := encodePayload(data, text, d.contentBudget())
-	if pl.Encoding == EncodingBase64 && sent < len(data) {
-		more = true
-	}
 	if pl.Encoding == EncodingBase64 && offset+int64(sent) < info.Size && sent%3 != 0 && sent >= 3 {
 		sent -= sent % 3
 		pl.Content = pl.Content[:sent/3*4]
-		more = true
 	}
+	// Whatever cut the piece short (max_bytes, a character left whole, the
+	// response's budget, base64's groups of 3), truncated says the same as
+	// next_offset: more follows.
+	next := offset + int64(sent)
+	more := next < info.Size
 	res := &ReadBlobRangeResult{
 		ReadBlobResult: ReadBlobResult{BlobID: info.ID, Kind: info.Kind, SizeBytes: info.Size,
 			Encoding: pl.Encoding, Content: pl.Content, Truncated: more},
 		SHA256: info.SHA256,
 		Offset: offset,
 	}
-	if next := offset + int64(sent); next < info.Size {
+	if more {
 		res.NextOffset = &next
 	}
 	return res, nil

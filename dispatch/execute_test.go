@@ -95,6 +95,8 @@ func TestExecuteSkillJob(t *testing.T) {
 		assert.Equal(t, 1500*time.Millisecond, job.Timeout)
 		require.Len(t, job.Skills, 1)
 		assert.Equal(t, "acme.math.add", job.Skills[0].Name)
+		assert.Equal(t, "code/main.py", job.Skills[0].Entrypoint, "the mounted skill's re-export")
+		assert.Equal(t, "main", job.Skills[0].Export)
 		require.Len(t, job.InputBlobs, 1)
 		assert.Equal(t, "input text", string(job.InputBlobs[0].Data))
 		assert.Len(t, job.OutputBlobIDs, maxOutputBlobs)

@@ -21,19 +21,22 @@ import (
 func TestInitializeVersionFormat(t *testing.T) {
 	e := newEnv(t, "")
 	for version, code := range map[string]string{
-		"1.0":   "",
-		"1.12":  "",
-		"1":     transport.StringInvalidParams,
-		"1.":    transport.StringInvalidParams,
-		".1":    transport.StringInvalidParams,
-		"1.0.0": transport.StringInvalidParams,
-		"1.x":   transport.StringInvalidParams,
-		" 1.0":  transport.StringInvalidParams,
-		"1.0 ":  transport.StringInvalidParams,
-		"+1.0":  transport.StringInvalidParams,
-		"":      transport.StringInvalidParams,
-		"2.0":   transport.StringVersionIncompatible,
-		"0.9":   transport.StringVersionIncompatible,
+		"1.0":          "",
+		"1.12":         "",
+		"1.123456789":  "", // nine digits: the most a part may have
+		"1.1234567890": transport.StringInvalidParams,
+		"0000000001.0": transport.StringInvalidParams,
+		"1":            transport.StringInvalidParams,
+		"1.":           transport.StringInvalidParams,
+		".1":           transport.StringInvalidParams,
+		"1.0.0":        transport.StringInvalidParams,
+		"1.x":          transport.StringInvalidParams,
+		" 1.0":         transport.StringInvalidParams,
+		"1.0 ":         transport.StringInvalidParams,
+		"+1.0":         transport.StringInvalidParams,
+		"":             transport.StringInvalidParams,
+		"2.0":          transport.StringVersionIncompatible,
+		"0.9":          transport.StringVersionIncompatible,
 	} {
 		_, err := e.framedRaw().Call(t.Context(), MethodInitialize, map[string]string{"protocol_version": version})
 		assert.Equal(t, code, stringCode(err), "%q", version)
@@ -106,4 +109,22 @@ func TestInitializeMethodsAndLimits(t *testing.T) {
 		"default_run_timeout_ms", "max_run_timeout_ms", "max_inflight_requests"} {
 		assert.Positive(t, raw.Limits[k], k)
 	}
+}
+
+// A protocol_version a client got wrong is quoted whole up to 128 bytes
+// and cut beyond, on a character boundary, with its length.
+func TestInitializeVersionQuotedUpTo128(t *testing.T) {
+	e := newEnv(t, "")
+	details := func(version string) string {
+		_, err := e.framedRaw().Call(t.Context(), MethodInitialize, map[string]string{"protocol_version": version})
+		var te *transport.Error
+		require.ErrorAs(t, err, &te)
+		require.Equal(t, transport.StringInvalidParams, te.EffectiveCode())
+		return te.Details
+	}
+	at := strings.Repeat("v", 128)
+	assert.True(t, strings.HasSuffix(details(at), `got "`+at+`"`))
+	assert.True(t, strings.HasSuffix(details(at+"w"), `got "`+at+`…[129 bytes]"`))
+	cut := strings.Repeat("v", 127) + "é" + "w" // the character spans bytes 128 and 129
+	assert.True(t, strings.HasSuffix(details(cut), `got "`+strings.Repeat("v", 127)+`…[130 bytes]"`), details(cut))
 }

@@ -212,7 +212,11 @@ func (p *params) Nested(name string) *params {
 	if v := p.Object(name); v != nil {
 		n.load(v, p.prefix+name+".")
 	}
-	n.err = p.err
+	// The outer reader's problem comes first; without one, the nested
+	// object's own (a member given twice, too many members) must stand.
+	if p.err != nil {
+		n.err = p.err
+	}
 	return n
 }
 

@@ -174,3 +174,60 @@ func TestRangeReadErrors(t *testing.T) {
 // Another identity's upload is not found: covered with owners in
 // TestUploadOwners through the blob package's conformance suite
 // (blobtest UploadRefusals), as dispatch passes the caller's name.
+
+// max_chunk_bytes is what one message carries as base64 (61440 / 4 * 3
+// bytes here): a chunk of exactly that is taken, one byte more refused.
+func TestUploadChunkAtTheLimit(t *testing.T) {
+	e := newEnv(t, examplesDir())
+	const limit = 46080
+	for _, c := range e.fronts() {
+		var begin BeginUploadResult
+		mustCall(t, c, "begin_upload", fmt.Sprintf(`{"kind":"text/plain","size_bytes":%d}`, limit+1), &begin)
+		assert.Equal(t, int64(limit), begin.MaxChunkBytes, c.name())
+		chunk := func(off, n int) string {
+			return fmt.Sprintf(`{"upload_id":%q,"offset":%d,"content":%q,"encoding":"utf-8"}`, begin.UploadID, off, strings.Repeat("a", n))
+		}
+		_, err := c.call("upload_chunk", chunk(0, limit+1))
+		require.NotNil(t, err, c.name())
+		assert.Equal(t, transport.StringInvalidParams, err.EffectiveCode())
+		assert.Contains(t, err.Details, "holds more than max_chunk_bytes (46080) bytes")
+		var got UploadChunkResult
+		mustCall(t, c, "upload_chunk", chunk(0, limit), &got)
+		assert.Equal(t, int64(limit), got.ReceivedBytes, c.name())
+	}
+}
+
+// An empty blob can be uploaded: size_bytes 0 and no chunk.
+func TestUploadEmptyBlob(t *testing.T) {
+	e := newEnv(t, examplesDir())
+	for _, c := range e.fronts() {
+		res := uploadBlob(t, c, "text/plain", nil, 1)
+		assert.Zero(t, res.SizeBytes, c.name())
+		assert.Equal(t, hexSum(nil), res.SHA256)
+	}
+}
+
+// Required upload parameters say so when absent, and a sha256 must be
+// hex digits, not just 64 characters.
+func TestUploadParamsRequired(t *testing.T) {
+	e := newEnv(t, examplesDir())
+	for _, c := range e.fronts() {
+		var begin BeginUploadResult
+		mustCall(t, c, "begin_upload", `{"kind":"text/plain","size_bytes":2}`, &begin)
+		_, err := c.call("upload_chunk", `{"upload_id":"`+begin.UploadID+`","content":"AA=="}`)
+		require.NotNil(t, err)
+		assert.Contains(t, err.Details, `"offset" is required`, c.name())
+		_, err = c.call("begin_upload", `{"kind":"text/plain"}`)
+		require.NotNil(t, err)
+		assert.Contains(t, err.Details, `"size_bytes" is required`, c.name())
+		for _, sum := range []string{strings.Repeat("g", 64), strings.Repeat("0", 63) + "G", strings.Repeat("/", 64), strings.Repeat(":", 64)} {
+			_, err = c.call("finish_upload", `{"upload_id":"`+begin.UploadID+`","sha256":"`+sum+`"}`)
+			require.NotNil(t, err)
+			assert.Contains(t, err.Details, "must be the SHA-256 of the whole blob in 64 hex digits", "%s %s", c.name(), sum)
+		}
+		var r CreateBlobResult
+		mustCall(t, c, "upload_chunk", `{"upload_id":"`+begin.UploadID+`","offset":0,"content":"AAA="}`, &UploadChunkResult{})
+		mustCall(t, c, "finish_upload", `{"upload_id":"`+begin.UploadID+`","sha256":"`+strings.ToUpper(hexSum([]byte{0, 0}))+`"}`, &r)
+		assert.Equal(t, int64(2), r.SizeBytes, "%s: upper-case hex digits are hex digits", c.name())
+	}
+}
