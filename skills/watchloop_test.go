@@ -132,7 +132,7 @@ func TestWatchedFolders(t *testing.T) {
 	writeTree(t, root, merge(actionPackage("a", "acme.w.a", "1.0.0"), map[string]string{
 		".git/objects/x": "x", "a/.cache/y": "y", "b/sub/z": "z",
 	}))
-	r, _ := newRegistry(t, Options{Dir: root})
+	r, logs := newRegistry(t, Options{Dir: root})
 	w := testWatcher(t, r)
 	defer func() { require.NoError(t, w.fsw.Close()) }()
 	base := r.Dir()
@@ -152,6 +152,7 @@ func TestWatchedFolders(t *testing.T) {
 	require.NoError(t, os.Rename(filepath.Join(base, "b"), filepath.Join(t.TempDir(), "b")))
 	w.syncWatches()
 	assert.Equal(t, []string{".", "a", "a/code"}, rel())
+	assert.Empty(t, logLines(t, logs, "skills watcher cannot watch some folders (inotify limit?); their changes need a manual reload"))
 }
 
 // A reload the watcher starts logs no failure when it succeeds, nor when
