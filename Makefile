@@ -26,9 +26,15 @@ MUTATION_DIR      := .mutation
 # leave files out (--exclude-files is matched against the path under PKG).
 MUTATION_ARGS     ?=
 MUTATION_REPORT    = $(MUTATION_DIR)/$(subst /,_,$(patsubst ./%,%,$(PKG))).json
+# make mutation-recheck re-runs only the mutants of that report with these
+# statuses (comma-separated: LIVED, TIMED OUT, NOT COVERED), each bounded by
+# RECHECK_TIMEOUT; RECHECK_ARGS passes more flags (-files, -v, -o).
+RECHECK_STATUS    ?= LIVED
+RECHECK_TIMEOUT   ?= 3m
+RECHECK_ARGS      ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test setup lint vet fmt-check staticcheck unit test-rootless fuzz bench bench-rootless docs clean mutation
+.PHONY: help build run test setup lint vet fmt-check staticcheck unit test-rootless fuzz bench bench-rootless docs clean mutation mutation-recheck
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -93,6 +99,10 @@ mutation: ## Mutation testing of one package, PKG=./session (minutes; not part o
 	GOFLAGS='$(GOFLAGS) -count=1' $(GO) tool gremlins unleash --workers $(MUTATION_WORKERS) \
 		--timeout-coefficient $(MUTATION_TIMEOUT) --exclude-files '/' \
 		--output $(MUTATION_REPORT) $(MUTATION_ARGS) $(PKG)
+
+mutation-recheck: ## Re-run only the survivors of the last make mutation PKG=... against today's tests (RECHECK_STATUS="LIVED")
+	$(GO) run ./internal/mutrecheck -report $(MUTATION_REPORT) -pkg $(PKG) \
+		-status '$(RECHECK_STATUS)' -timeout $(RECHECK_TIMEOUT) $(RECHECK_ARGS)
 
 bench-rootless: ## Trivial run_code latency and throughput: root mode, rootless mode, a bare Python spawn
 	./.ci/test-rootless --bench

@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"internal/testchild":    {},
 	"internal/scaleouttest": {},
 	"internal/archtest":     {},
+	"internal/mutrecheck":   {},
 	"dispatch/auth":         {"egress"},
 	"runs":                  {},
 	"runs/runstest":         {"runs"},
@@ -48,7 +49,7 @@ var allowed = map[string][]string{
 }
 
 // stdlibOnly packages import nothing outside the standard library.
-var stdlibOnly = []string{"transport", "internal/pyname", "internal/archtest"}
+var stdlibOnly = []string{"transport", "internal/pyname", "internal/archtest", "internal/mutrecheck"}
 
 // onlyInCmd are modules only the binaries may use.
 var onlyInCmd = []string{"github.com/spf13/viper", "github.com/spf13/cobra"}

@@ -1,0 +1,19 @@
+// Command mutrecheck re-checks the survivors of a go-gremlins run against
+// today's tests, instead of a second full run of the package.
+//
+// It reads the JSON report `make mutation` wrote (.mutation/<pkg>.json),
+// and for every mutant whose status is selected (LIVED by default; TIMED
+// OUT and NOT COVERED on request) applies exactly the change gremlins
+// v0.6.0 made (one token at the report's line and column swapped for
+// another) to a copy of the file, then runs the package's tests against
+// that copy through `go test -overlay`, one mutant at a time. A mutant
+// whose token is no longer at its place is reported STALE: the source
+// moved since the report was written.
+//
+// Usage, from the module root:
+//
+//	go run ./internal/mutrecheck -report .mutation/session.json -pkg ./session [-status LIVED,"TIMED OUT"] [-timeout 3m] [-o result.json]
+//
+// `make mutation-recheck PKG=./session` runs it on the report `make
+// mutation` wrote for that package.
+package main

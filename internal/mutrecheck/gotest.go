@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+)
+
+// Verdict is what the tests said about one mutant.
+type Verdict struct {
+	Status string
+	// Test is the first test that failed, when the tests killed it.
+	Test string
+}
+
+var (
+	buildFailed = regexp.MustCompile(`\[(build|setup) failed\]`)
+	failedTest  = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
+)
+
+// goTest runs `go test -count=1 -failfast` of pkg in dir, with overlay
+// (a go build -overlay file, or "" for none), for at most timeout.
+func goTest(ctx context.Context, dir, pkg, overlay string, timeout time.Duration) (Verdict, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// The test binary's own -timeout is a backstop behind ours, should the
+	// kill below miss it; it also makes a hung test print its stacks.
+	args := []string{"test", "-count=1", "-failfast", "-timeout", (timeout + 30*time.Second).String()}
+	if overlay != "" {
+		args = append(args, "-overlay", overlay)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// go test starts the compiler and the test binary as children: kill
+	// the whole group, or a hanging mutant outlives its timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return Verdict{Status: statusTimedOut}, out.Bytes(), nil
+		}
+		return Verdict{}, out.Bytes(), ctx.Err()
+	}
+	return verdictOf(err, out.Bytes())
+}
+
+// verdictOf reads the outcome of a go test run: passed is LIVED, a build
+// or vet failure NOT VIABLE, a failed test KILLED.
+func verdictOf(err error, out []byte) (Verdict, []byte, error) {
+	if err == nil {
+		return Verdict{Status: statusLived}, out, nil
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return Verdict{}, out, fmt.Errorf("run go test: %w", err)
+	}
+	if buildFailed.Match(out) {
+		return Verdict{Status: statusNotViable}, out, nil
+	}
+	v := Verdict{Status: statusKilled}
+	if m := failedTest.FindSubmatch(out); m != nil {
+		v.Test = string(m[1])
+	} else if bytes.Contains(out, []byte("panic: ")) {
+		v.Test = "panic"
+	}
+	return v, out, nil
+}
+
+// writeOverlay puts the mutated source of file (an absolute path) and the
+// overlay file that points go at it into dir, and returns the latter.
+func writeOverlay(dir, file string, src []byte) (string, error) {
+	mutated := filepath.Join(dir, filepath.Base(file))
+	if err := os.WriteFile(mutated, src, 0o600); err != nil {
+		return "", fmt.Errorf("write mutant: %w", err)
+	}
+	data, err := json.Marshal(map[string]map[string]string{"Replace": {file: mutated}})
+	if err != nil {
+		return "", fmt.Errorf("write overlay: %w", err)
+	}
+	overlay := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(overlay, data, 0o600); err != nil {
+		return "", fmt.Errorf("write overlay: %w", err)
+	}
+	return overlay, nil
+}

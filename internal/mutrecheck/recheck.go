@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Config is one re-check: which report, which package, which mutants.
+type Config struct {
+	// Dir is where go test runs (the module root); Pkg is the package as
+	// given to `make mutation`, relative to Dir (./session).
+	Dir, Pkg string
+	Report   Report
+	// Statuses are the report statuses whose mutants run again.
+	Statuses []string
+	// Files, when set, keeps only the mutants of matching file names.
+	Files *regexp.Regexp
+	// Timeout bounds each go test run, the build included.
+	Timeout time.Duration
+	// Baseline runs the tests once without a mutant first: if they fail
+	// already, every mutant would look killed.
+	Baseline bool
+	// Verbose prints go test's output under each mutant.
+	Verbose bool
+	Out     io.Writer
+}
+
+// Rechecked is the outcome for one mutant.
+type Rechecked struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Type   string `json:"type"`
+	Was    string `json:"was"`
+	Status string `json:"status"`
+	Test   string `json:"test,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Run re-checks the selected mutants one at a time (they share the build
+// cache, and the machine's cores are better spent on one test run than
+// split between several) and returns their outcomes.
+func Run(ctx context.Context, cfg Config) ([]Rechecked, error) {
+	if cfg.Baseline {
+		if err := baseline(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	sources := map[string][]byte{}
+	var out []Rechecked
+	for _, m := range cfg.Report.Mutants() {
+		if !slices.Contains(cfg.Statuses, m.Status) || (cfg.Files != nil && !cfg.Files.MatchString(m.File)) {
+			continue
+		}
+		r, err := recheckOne(ctx, cfg, m, sources)
+		if err != nil {
+			return out, err
+		}
+		printMutant(cfg.Out, r)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func baseline(ctx context.Context, cfg Config) error {
+	v, output, err := goTest(ctx, cfg.Dir, cfg.Pkg, "", cfg.Timeout)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	if v.Status != statusLived {
+		return fmt.Errorf("baseline: the tests of %s do not pass without a mutant (%s), so no mutant can be judged:\n%s", cfg.Pkg, v.Status, tail(output, 40))
+	}
+	return nil
+}
+
+func recheckOne(ctx context.Context, cfg Config, m Mutant, sources map[string][]byte) (Rechecked, error) {
+	r := Rechecked{File: m.File, Line: m.Line, Column: m.Column, Type: m.Type, Was: m.Status}
+	path, err := filepath.Abs(filepath.Join(cfg.Dir, cfg.Pkg, m.File))
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", m.Pos(), err)
+	}
+	src, ok := sources[path]
+	if !ok {
+		if src, err = os.ReadFile(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return r, fmt.Errorf("%s: %w", m.Pos(), err)
+		}
+		sources[path] = src
+	}
+	if src == nil {
+		r.Status, r.Detail = statusStale, "the file is gone"
+		return r, nil
+	}
+	mutated, err := Apply(src, m.Type, m.Line, m.Column)
+	if errors.Is(err, ErrStale) {
+		r.Status, r.Detail = statusStale, err.Error()
+		return r, nil
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", m.Pos(), err)
+	}
+	v, output, err := testMutant(ctx, cfg, path, mutated)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", m.Pos(), err)
+	}
+	r.Status, r.Test = v.Status, v.Test
+	if cfg.Verbose {
+		r.Detail = string(tail(output, 40))
+	}
+	return r, nil
+}
+
+// testMutant runs the tests with path replaced by src, from a temporary
+// directory of its own that is gone afterwards.
+func testMutant(ctx context.Context, cfg Config, path string, src []byte) (Verdict, []byte, error) {
+	dir, err := os.MkdirTemp("", "mutrecheck-")
+	if err != nil {
+		return Verdict{}, nil, err
+	}
+	defer os.RemoveAll(dir)
+	overlay, err := writeOverlay(dir, path, src)
+	if err != nil {
+		return Verdict{}, nil, err
+	}
+	return goTest(ctx, cfg.Dir, cfg.Pkg, overlay, cfg.Timeout)
+}
+
+// tail keeps the last n lines of out.
+func tail(out []byte, n int) []byte {
+	lines := 0
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i] == '\n' && i != len(out)-1 {
+			if lines++; lines == n {
+				return out[i+1:]
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tinySource has one mutant of each outcome: the test below kills the
+// negation of n > 10 but not its boundary (IsBig(10) is never asked),
+// "hi " - s does not build, and i-- never ends the loop.
+const tinySource = `package tiny
+
+// Greet greets.
+func Greet(s string) string { return "hi " + s }
+
+// IsBig says whether n is over 10.
+func IsBig(n int) bool {
+	return n > 10
+}
+
+// Sum adds 0..n-1.
+func Sum(n int) int {
+	total := 0
+	for i := 0; i < n; i++ {
+		total += i
+	}
+	return total
+}
+`
+
+const tinyTest = `package tiny
+
+import "testing"
+
+func TestGreet(t *testing.T) {
+	if Greet("a") != "hi a" {
+		t.Fatal("Greet")
+	}
+}
+
+func TestIsBig(t *testing.T) {
+	if !IsBig(20) || IsBig(1) {
+		t.Fatal("IsBig")
+	}
+}
+
+func TestSum(t *testing.T) {
+	if Sum(4) != 6 {
+		t.Fatal("Sum")
+	}
+}
+`
+
+// tinyModule writes the module into a temporary directory, with a
+// report as gremlins would write it for the given mutants of tiny.go.
+func tinyModule(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "go.mod"), "module example.com/tiny\n\ngo 1.26\n")
+	write(t, filepath.Join(dir, "tiny.go"), tinySource)
+	write(t, filepath.Join(dir, "tiny_test.go"), tinyTest)
+	return dir
+}
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
+}
+
+func tinyReport(ms ...ReportMutation) Report {
+	return Report{GoModule: "example.com/tiny", Files: []ReportFile{{Filename: "tiny.go", Mutations: ms}}}
+}
+
+// The tool's verdicts on a real module, real go test runs: one killed,
+// one lived, one not viable, one stale; mutants of other statuses stay
+// as the report says.
+func TestRecheckTinyModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test on a module five times")
+	}
+	dir := tinyModule(t)
+	var out bytes.Buffer
+	report := tinyReport(
+		ReportMutation{Type: "ARITHMETIC_BASE", Status: statusLived, Line: 4, Column: 44},
+		ReportMutation{Type: "CONDITIONALS_BOUNDARY", Status: statusLived, Line: 8, Column: 11},
+		ReportMutation{Type: "CONDITIONALS_NEGATION", Status: statusLived, Line: 8, Column: 11},
+		ReportMutation{Type: "CONDITIONALS_NEGATION", Status: statusLived, Line: 8, Column: 9},
+		ReportMutation{Type: "INCREMENT_DECREMENT", Status: statusKilled, Line: 14, Column: 22},
+		ReportMutation{Type: "INVERT_ASSIGNMENTS", Status: statusNotCovered, Line: 15, Column: 9},
+	)
+	got, err := Run(context.Background(), Config{
+		Dir: dir, Pkg: ".", Report: report, Statuses: []string{statusLived},
+		Timeout: 5 * time.Minute, Baseline: true, Out: &out,
+	})
+	require.NoError(t, err)
+	require.Len(t, got, 4)
+	assert.Equal(t, Rechecked{File: "tiny.go", Line: 4, Column: 44, Type: "ARITHMETIC_BASE", Was: statusLived, Status: statusNotViable}, got[0])
+	assert.Equal(t, Rechecked{File: "tiny.go", Line: 8, Column: 11, Type: "CONDITIONALS_BOUNDARY", Was: statusLived, Status: statusLived}, got[1])
+	assert.Equal(t, Rechecked{File: "tiny.go", Line: 8, Column: 11, Type: "CONDITIONALS_NEGATION", Was: statusLived, Status: statusKilled, Test: "TestIsBig"}, got[2])
+	assert.Equal(t, statusStale, got[3].Status)
+	assert.Equal(t, `stale: the token at 8:9 is "n", which CONDITIONALS_NEGATION does not change`, got[3].Detail)
+
+	assert.Equal(t, ""+
+		"  NOT VIABLE ARITHMETIC_BASE at tiny.go:4:44  (was LIVED)\n"+
+		"       LIVED CONDITIONALS_BOUNDARY at tiny.go:8:11  (was LIVED)\n"+
+		"      KILLED CONDITIONALS_NEGATION at tiny.go:8:11  (was LIVED, failed: TestIsBig)\n"+
+		"       STALE CONDITIONALS_NEGATION at tiny.go:8:9  (was LIVED, stale: the token at 8:9 is \"n\", which CONDITIONALS_NEGATION does not change)\n",
+		out.String())
+
+	before, after := Tally(report, got)
+	assert.Equal(t, Counts{Killed: 1, Lived: 4, NotCovered: 1, Efficacy: 20}, before)
+	assert.InDelta(t, 66.67, after.Efficacy, 0.01)
+	after.Efficacy = 0
+	assert.Equal(t, Counts{Killed: 2, Lived: 1, NotCovered: 1, NotViable: 1, Stale: 1}, after)
+
+	// The real file was never touched: the mutants lived in overlays.
+	src, err := os.ReadFile(filepath.Join(dir, "tiny.go"))
+	require.NoError(t, err)
+	assert.Equal(t, tinySource, string(src))
+}
+
+// A mutant that hangs (i-- never reaches n) is ended at the timeout and
+// reported TIMED OUT, whatever the machine's speed: it cannot finish.
+func TestRecheckTimesOutAHangingMutant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test on a module")
+	}
+	dir := tinyModule(t)
+	report := tinyReport(
+		ReportMutation{Type: "INCREMENT_DECREMENT", Status: statusTimedOut, Line: 14, Column: 22},
+		ReportMutation{Type: "CONDITIONALS_BOUNDARY", Status: statusLived, Line: 8, Column: 11},
+	)
+	got, err := Run(context.Background(), Config{
+		Dir: dir, Pkg: ".", Report: report, Statuses: []string{statusTimedOut},
+		Files: regexp.MustCompile(`^tiny\.go$`), Timeout: 3 * time.Second, Out: &bytes.Buffer{},
+	})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, statusTimedOut, got[0].Status)
+}
+
+// A baseline that fails stops the re-check before any mutant: with the
+// tests already red, every mutant would look killed.
+func TestRecheckRefusesFailingTests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test on a module")
+	}
+	dir := tinyModule(t)
+	write(t, filepath.Join(dir, "red_test.go"), "package tiny\n\nimport \"testing\"\n\nfunc TestRed(t *testing.T) { t.Fatal(\"red\") }\n")
+	got, err := Run(context.Background(), Config{
+		Dir: dir, Pkg: ".", Statuses: []string{statusLived}, Timeout: 5 * time.Minute, Baseline: true, Out: &bytes.Buffer{},
+		Report: tinyReport(ReportMutation{Type: "CONDITIONALS_BOUNDARY", Status: statusLived, Line: 8, Column: 11}),
+	})
+	require.ErrorContains(t, err, "baseline: the tests of . do not pass without a mutant (KILLED)")
+	assert.ErrorContains(t, err, "TestRed")
+	assert.Empty(t, got)
+}
+
+// A file the report names but the tree no longer has makes its mutants
+// stale without running anything.
+func TestRecheckGoneFileIsStale(t *testing.T) {
+	dir := tinyModule(t)
+	report := Report{Files: []ReportFile{{Filename: "gone.go", Mutations: []ReportMutation{{Type: "ARITHMETIC_BASE", Status: statusLived, Line: 1, Column: 1}}}}}
+	got, err := Run(context.Background(), Config{Dir: dir, Pkg: ".", Report: report, Statuses: []string{statusLived}, Timeout: time.Minute, Out: &bytes.Buffer{}})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, Rechecked{File: "gone.go", Line: 1, Column: 1, Type: "ARITHMETIC_BASE", Was: statusLived, Status: statusStale, Detail: "the file is gone"}, got[0])
+}
+
+// The command line: flags checked before any work, the summary and -o.
+func TestCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "r.json")
+	write(t, report, `{"files":[{"file_name":"gone.go","mutations":[`+
+		`{"type":"ARITHMETIC_BASE","status":"LIVED","line":1,"column":1},`+
+		`{"type":"ARITHMETIC_BASE","status":"KILLED","line":2,"column":1}]}]}`)
+	bad := filepath.Join(dir, "bad.json")
+	write(t, bad, `{"files":[{"file_name":"a.go","mutations":[{"type":"X","status":"LIVED","line":1,"column":1}]}]}`)
+	cases := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-pkg", "."}, "-report and -pkg are required"},
+		{[]string{"-report", report}, "-report and -pkg are required"},
+		{[]string{"-report", report, "-pkg", ".", "-status", "KILLED"}, `-status: status "KILLED" cannot be re-checked`},
+		{[]string{"-report", report, "-pkg", ".", "-timeout", "0s"}, "-timeout 0s: must be positive"},
+		{[]string{"-report", report, "-pkg", ".", "-files", "("}, "-files: error parsing regexp"},
+		{[]string{"-report", report, "-pkg", ".", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"-report", filepath.Join(dir, "none.json"), "-pkg", "./x"}, "read report (written by make mutation PKG=./x)"},
+		{[]string{"-report", bad, "-pkg", "."}, `bad.json: parse report: files[0]: a.go mutations[0]: not a gremlins report: unknown mutant type "X"`},
+		{[]string{"-nope"}, "flag provided but not defined: -nope"},
+	}
+	for _, c := range cases {
+		err := run(context.Background(), c.args, &bytes.Buffer{}, &bytes.Buffer{})
+		assert.ErrorContains(t, err, c.msg, c.args)
+	}
+
+	var out bytes.Buffer
+	result := filepath.Join(dir, "out.json")
+	require.NoError(t, run(context.Background(), []string{"-report", report, "-pkg", dir, "-no-baseline", "-o", result}, &out, &bytes.Buffer{}))
+	assert.Equal(t, ""+
+		"       STALE ARITHMETIC_BASE at gone.go:1:1  (was LIVED, the file is gone)\n"+
+		"\n"+
+		"Re-checked 1 mutants: 0 killed, 0 lived, 0 timed out, 0 not viable, 1 stale\n"+
+		"Report:\n"+
+		"  Killed: 1, Lived: 1, Not covered: 0\n"+
+		"  Timed out: 0, Not viable: 0\n"+
+		"  Test efficacy: 50.00%\n"+
+		"After the re-check:\n"+
+		"  Killed: 1, Lived: 0, Not covered: 0\n"+
+		"  Timed out: 0, Not viable: 0, Stale: 1\n"+
+		"  Test efficacy: 100.00%\n", out.String())
+	data, err := os.ReadFile(result)
+	require.NoError(t, err)
+	var res Result
+	require.NoError(t, json.Unmarshal(data, &res))
+	assert.Equal(t, Result{Report: report, Package: dir, Statuses: []string{"LIVED"},
+		Mutants: []Rechecked{{File: "gone.go", Line: 1, Column: 1, Type: "ARITHMETIC_BASE", Was: "LIVED", Status: "STALE", Detail: "the file is gone"}},
+		Before:  Counts{Killed: 1, Lived: 1, Efficacy: 50}, After: Counts{Killed: 1, Stale: 1, Efficacy: 100}}, res)
+}

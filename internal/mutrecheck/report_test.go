@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gremlins' own sample of its output format parses, with every mutant.
+func TestParseGremlinsSample(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(gremlinsDir(t), "internal/report/testdata/normal_output.json"))
+	require.NoError(t, err)
+	r, err := ParseReport(data)
+	require.NoError(t, err)
+	assert.Equal(t, "example.com/go/module", r.GoModule)
+	ms := r.Mutants()
+	require.Len(t, ms, 12)
+	assert.Equal(t, Mutant{File: "file1.go", ReportMutation: ReportMutation{Type: "ARITHMETIC_BASE", Status: "LIVED", Line: 20, Column: 8}}, ms[1])
+	assert.Equal(t, "file3.go:100:4", ms[11].Pos())
+}
+
+func TestParseReportRefusesBadInput(t *testing.T) {
+	mutant := func(typ, status string, line, col int) string {
+		b, _ := json.Marshal(map[string]any{"files": []any{map[string]any{"file_name": "a.go",
+			"mutations": []any{map[string]any{"type": typ, "status": status, "line": line, "column": col}}}}})
+		return string(b)
+	}
+	file := func(name string) string {
+		return `{"files":[{"file_name":` + name + `,"mutations":[]}]}`
+	}
+	cases := []struct{ name, data, msg string }{
+		{"empty", ``, "unexpected end of JSON input"},
+		{"not JSON", `KILLED at a.go:1:1`, "invalid character"},
+		{"truncated", `{"files":[{"file_name":"a.go"`, "unexpected end of JSON input"},
+		{"a list", `[]`, "cannot unmarshal array"},
+		{"no files", `{"go_module":"m"}`, `no "files" list`},
+		{"files not a list", `{"files":{}}`, "cannot unmarshal object"},
+		{"line as text", `{"files":[{"file_name":"a.go","mutations":[{"line":"3"}]}]}`, "cannot unmarshal string"},
+		{"unknown type", mutant("SWAP", "LIVED", 1, 1), `a.go mutations[0]: not a gremlins report: unknown mutant type "SWAP"`},
+		{"unknown status", mutant("ARITHMETIC_BASE", "lived", 1, 1), `unknown status "lived"`},
+		{"no status", mutant("ARITHMETIC_BASE", "", 1, 1), `unknown status ""`},
+		{"line 0", mutant("ARITHMETIC_BASE", "LIVED", 0, 1), "position 0:1 is not a line and column"},
+		{"negative column", mutant("ARITHMETIC_BASE", "LIVED", 3, -1), "position 3:-1"},
+		{"no file name", file(`""`), `files[0]: not a gremlins report: file_name "" is not a path inside the package`},
+		{"absolute file name", file(`"/etc/passwd.go"`), `file_name "/etc/passwd.go" is not a path inside the package`},
+		{"file above the package", file(`"../x.go"`), `file_name "../x.go" is not a path inside the package`},
+		{"not Go", file(`"go.mod"`), `file_name "go.mod" is not a Go file`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseReport([]byte(c.data))
+			require.ErrorIs(t, err, errBadReport)
+			assert.Contains(t, err.Error(), c.msg)
+		})
+	}
+}
+
+func TestParseStatuses(t *testing.T) {
+	got, err := ParseStatuses("LIVED")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"LIVED"}, got)
+	got, err = ParseStatuses(" lived, TIMED  OUT ,NOT COVERED,LIVED,")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"LIVED", "TIMED OUT", "NOT COVERED"}, got)
+	for _, bad := range []string{"KILLED", "NOT VIABLE", "STALE", "DEAD"} {
+		_, err = ParseStatuses(bad)
+		assert.ErrorContains(t, err, "cannot be re-checked: use LIVED, TIMED OUT, NOT COVERED", bad)
+	}
+	_, err = ParseStatuses(" , ")
+	assert.ErrorContains(t, err, "no status to re-check")
+}
+
+// The counts before and after follow gremlins: efficacy is killed over
+// killed and lived; timed out, not covered, not viable and stale stay out.
+func TestTally(t *testing.T) {
+	r := Report{Files: []ReportFile{{Filename: "a.go", Mutations: []ReportMutation{
+		{Status: statusKilled}, {Status: statusKilled}, {Status: statusKilled},
+		{Status: statusLived}, {Status: statusLived}, {Status: statusLived},
+		{Status: statusTimedOut}, {Status: statusNotCovered}, {Status: statusNotViable},
+	}}}}
+	before, after := Tally(r, []Rechecked{
+		{Was: statusLived, Status: statusKilled},
+		{Was: statusLived, Status: statusStale},
+		{Was: statusTimedOut, Status: statusKilled},
+		{Was: statusNotCovered, Status: statusLived},
+	})
+	assert.Equal(t, Counts{Killed: 3, Lived: 3, TimedOut: 1, NotCovered: 1, NotViable: 1, Efficacy: 50}, before)
+	assert.InDelta(t, 71.43, after.Efficacy, 0.01)
+	after.Efficacy = 0
+	assert.Equal(t, Counts{Killed: 5, Lived: 2, NotViable: 1, Stale: 1}, after)
+
+	none, _ := Tally(Report{}, nil)
+	assert.Zero(t, none.Efficacy)
+}
+
+func FuzzParseReport(f *testing.F) {
+	f.Add([]byte(`{"files":[{"file_name":"a.go","mutations":[{"type":"ARITHMETIC_BASE","status":"LIVED","line":1,"column":2}]}]}`))
+	f.Add([]byte(`{"files":[]}`))
+	f.Add([]byte(`{"files":[{"file_name":"../a.go"}]}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseReport(data)
+		if err != nil {
+			require.ErrorIs(t, err, errBadReport)
+			return
+		}
+		for _, m := range r.Mutants() {
+			require.NoError(t, checkMutation(m.ReportMutation))
+			_, _ = Apply([]byte("package p\n\nvar x = a + b\n"), m.Type, m.Line, m.Column)
+		}
+	})
+}
