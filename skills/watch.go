@@ -34,6 +34,7 @@ func startWatcher(r *Registry) (*watcher, error) {
 	w := &watcher{fsw: fsw, r: r, debounce: r.opts.WatchDebounce,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	w.syncWatches()
+	r.log.Info().Str("dir", r.root).Dur("debounce", w.debounce).Msg("watching skills folder")
 	go w.loop(fsw.Events, fsw.Errors)
 	return w, nil
 }
