@@ -21,11 +21,11 @@ import gc
 import json
 import os
 import resource
+import select
 import signal
 import socket
 import struct
 import sys
-import threading
 import time
 
 LIB_MOUNT = "/opt/skillgate"
@@ -116,10 +116,12 @@ def template_main():
     if sock.recv(1) != b"M":
         os._exit(1)
     args = json.loads(sys.argv[3])  # after the template's marker and the Runner's name
-    global TEMPLATE, SECCOMP_PROG, ENV
+    global TEMPLATE, SECCOMP_PROG, ARG_AREA, LANDLOCK_RULES, LAST_CAP
     TEMPLATE = args
     SECCOMP_PROG = seccomp_prog(args["seccomp"])
-    ENV = dict(os.environ)
+    ARG_AREA = arg_area()
+    LANDLOCK_RULES = landlock_rules(args.get("landlock") or {})
+    LAST_CAP = last_cap()
     lib = args["lib_dir"]
     _setattr_nr[0] = args["sys"]["mount_setattr"]
     reset_ignored_signals(args["sys"]["rt_sigaction"])
@@ -148,7 +150,7 @@ def template_main():
         if not msg:
             os._exit(0)  # the gateway is gone or closes the Runner
         if msg[:1] == b"S" and len(fds) == MAX_FDS:
-            spawn(sock, fds, json.loads(msg[1:]))
+            spawn(sock, fds, msg)
         elif msg[:1] == b"R":
             unreaped.add(int(msg[1:]))
         for fd in fds:
@@ -169,12 +171,14 @@ def reap(pids):
             pids.discard(pid)
 
 
-def spawn(sock, fds, cfg):
+def spawn(sock, fds, msg):
     """Clones the sandbox's pid 1 straight into fresh mount, pid, network,
-    IPC and UTS namespaces and tells the gateway its pid."""
+    IPC and UTS namespaces and tells the gateway its pid. The configuration
+    is parsed by pid 1: every object the template makes after its first
+    fork is a page copied while sandboxes still share it."""
     status = fds[1]
     try:
-        pid = clone(cfg["sys"]["clone"], CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+        pid = clone(TEMPLATE["sys"]["clone"], CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     except SetupError as exc:
         send(status, {"ev": "error", "msg": str(exc)})
         return
@@ -182,6 +186,7 @@ def spawn(sock, fds, cfg):
         try:
             stamps = [now()]
             sock.close()
+            cfg = json.loads(msg[1:])
             # The Runner's name marks its pid 1s, as it does those started
             # from scratch (the template's own marker is another).
             set_cmdline("%s\0%s\0%s" % (sys.executable, INIT_VERB, cfg["runner"]))
@@ -189,7 +194,7 @@ def spawn(sock, fds, cfg):
         except BaseException as exc:
             fail(status, exc)
         os._exit(1)
-    send(status, {"ev": "pid1", "pid": pid})
+    os.write(status, b'{"ev": "pid1", "pid": %d}\n' % pid)
 
 
 _pylibc = ctypes.PyDLL(None, use_errno=True)  # keeps the GIL across the call
@@ -223,27 +228,32 @@ def reset_ignored_signals(nr):
             libc.syscall(nr, sig, dfl, None, 8)
 
 
-def set_cmdline(text):
-    """Rewrites this process's command line in place (what ps and
-    /proc/PID/cmdline show), within the room the template's own had."""
+def arg_area():
+    """Where the template's command line lies in memory: at the same
+    addresses in every process it forks."""
     with open("/proc/self/stat") as f:
         data = f.read()
     fields = data[data.rindex(")") + 2:].split()
-    start, end = int(fields[45]), int(fields[46])
+    return int(fields[45]), int(fields[46])
+
+
+def set_cmdline(text):
+    """Rewrites this process's command line in place (what ps and
+    /proc/PID/cmdline show), within the room the template's own had."""
+    start, end = ARG_AREA
     buf = text.encode()[:end - start - 1]
     buf += b"\0" * (end - start - len(buf))
     ctypes.memmove(start, buf, len(buf))
 
 
-def drain(fd):
-    while True:
-        try:
-            if not os.read(fd, 4096):
-                return
-        except InterruptedError:
-            continue
-        except OSError:
-            return
+def last_cap():
+    """The highest capability this kernel knows: the bounding set is
+    dropped up to it."""
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 63
 
 
 def read_full(fd, n):
@@ -295,27 +305,45 @@ def pid1(cfg, fds, stamps):
     stamps.append(now())
     for fd in (stdout, job, result, stderr):
         os.close(fd)
-    send(status, {"ev": "spawned", "landlock": TEMPLATE["landlock"]["abi"], "t": stamps})
-    threading.Thread(target=watch_ctl, args=(ctl,), daemon=True).start()
-    reap_all(status, pid)
+    # Formatted by hand: pid 1's first use of the json encoder would copy
+    # about a hundred of the template's pages.
+    os.write(status, b'{"ev": "spawned", "landlock": %d, "t": [%s]}\n'
+             % (TEMPLATE["landlock"]["abi"], b", ".join(b"%d" % t for t in stamps)))
+    supervise(ctl, status, pid)
 
 
-def watch_ctl(ctl):
-    # The gateway holds the write end for the sandbox's lifetime: EOF means
-    # it is gone or done, and pid 1's exit kills everything inside.
-    drain(ctl)
-    os._exit(0)
+def supervise(ctl, status, python):
+    """pid 1's life once the job process exists, on its one thread (a
+    second thread would cost every sandbox a stack and make each of its
+    copy-on-write faults a cross-CPU TLB flush): it reaps every child,
+    orphans included, reports the job process's exit, and exits when the
+    gateway closes ctl, which it holds for the sandbox's lifetime. pid 1's
+    exit kills everything inside."""
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    poller = select.poll()
+    poller.register(ctl, select.POLLIN)
+    poller.register(wake_r, select.POLLIN)
+    while True:
+        # Reaping before every wait: a child that died before the handler
+        # was installed left no wake-up byte.
+        reap_exited(status, python)
+        for fd, _ in poller.poll():
+            if fd == ctl and not os.read(ctl, 4096):
+                os._exit(0)
+            if fd == wake_r:
+                drain_ready(wake_r)
 
 
-def reap_all(status, python):
+def reap_exited(status, python):
     while True:
         try:
-            pid, ws, ru = os.wait4(-1, 0)
-        except InterruptedError:
-            continue
+            pid, ws, ru = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
-            threading.Event().wait()
-            continue
+            return
+        if pid == 0:
+            return
         if pid != python:
             continue
         ev = {"ev": "exit", "cpu_ms": int((ru.ru_utime + ru.ru_stime) * 1000)}
@@ -324,6 +352,14 @@ def reap_all(status, python):
         else:
             ev["code"] = os.WEXITSTATUS(ws)
         send(status, ev)
+
+
+def drain_ready(fd):
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
 
 
 def set_rlimits(cfg):
@@ -482,15 +518,13 @@ def job_process(cfg, fds):
     os.chdir("/workspace")
     os.closerange(5, 1 << 20)
     del abi, ctl, status
-    # The template's environment is the sandbox's (the gateway sets it),
-    # and nothing before this point changes it.
-    if dict(os.environ) != ENV:
-        os.environ.clear()
-        os.environ.update(ENV)
+    # The environment is the template's, which the gateway set to the
+    # sandbox's, and which the template never changes.
     fresh_state()
     sys.argv = [LIB_MOUNT + "/runtime/_boot.py"]
     set_cmdline("%s\0-I\0-B\0%s" % (sys.executable, sys.argv[0]))
     sys.modules["__main__"] = boot
+    boot.warm_up()
     boot.main()
     os._exit(0)
 
@@ -512,7 +546,7 @@ def limit_python(cfg):
 
 
 def drop_bounding_set():
-    for cap in range(64):
+    for cap in range(LAST_CAP + 1):
         if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 and ctypes.get_errno() != 22:
             check(-1, "drop capability %d from the bounding set" % cap)
 
@@ -538,6 +572,20 @@ def install_seccomp(fprog):
     check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp")
 
 
+def landlock_rules(ll):
+    """The Landlock rules of every run, (path, packed access) pairs: the
+    template's view of the host is the layout of every sandbox's root
+    (build_base), so they are computed once."""
+    if ll.get("abi", 0) <= 0:
+        return []
+    dirs = ["/usr", "/etc", "/job", LIB_MOUNT, "/proc", "/dev"]
+    dirs += ["/" + n for n in USR_SIBLINGS if os.path.isdir("/" + n) and not os.path.islink("/" + n)]
+    rules = [(p, ll["ro"]) for p in dirs]
+    rules += [(p, ll["rw"]) for p in ("/workspace", "/tmp", "/dev/shm")]
+    rules += [("/dev/" + d, ll["files"]) for d in DEVICES]
+    return [(p.encode(), access) for p, access in rules if access]
+
+
 def restrict_landlock(ll):
     abi = ll["abi"]
     if abi <= 0:
@@ -546,18 +594,11 @@ def restrict_landlock(ll):
     attr = struct.pack("<QQQ", ll["fs"], ll["net"], ll["scoped"])[:ll["attr_size"]]
     fd = check(libc.syscall(nr[0], attr, len(attr), 0), "landlock_create_ruleset")
     try:
-        dirs = ["/usr", "/etc", "/job", LIB_MOUNT, "/proc", "/dev"]
-        dirs += ["/" + n for n in USR_SIBLINGS if os.path.isdir("/" + n) and not os.path.islink("/" + n)]
-        rules = [(p, ll["ro"]) for p in dirs]
-        rules += [(p, ll["rw"]) for p in ("/workspace", "/tmp", "/dev/shm")]
-        rules += [("/dev/" + d, ll["files"]) for d in DEVICES]
-        for path, access in rules:
-            if not access:
-                continue
+        for path, access in LANDLOCK_RULES:
             pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             try:
                 rule = struct.pack("<Qi", access, pfd)
-                check(libc.syscall(nr[1], fd, LANDLOCK_RULE_PATH_BENEATH, rule, 0), "landlock_add_rule %s" % path)
+                check(libc.syscall(nr[1], fd, LANDLOCK_RULE_PATH_BENEATH, rule, 0), "landlock_add_rule %s" % path.decode())
             finally:
                 os.close(pfd)
         prctl(PR_SET_NO_NEW_PRIVS, 1)
