@@ -34,7 +34,8 @@ func startWatcher(r *Registry) (*watcher, error) {
 	w := &watcher{fsw: fsw, r: r, debounce: r.opts.WatchDebounce,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	w.syncWatches()
-	go w.loop()
+	r.log.Info().Str("dir", r.root).Dur("debounce", w.debounce).Msg("watching skills folder")
+	go w.loop(fsw.Events, fsw.Errors)
 	return w, nil
 }
 
@@ -44,8 +45,10 @@ func (w *watcher) close() error {
 	return w.fsw.Close()
 }
 
-// loop reloads once events settle (see debouncer).
-func (w *watcher) loop() {
+// loop reloads once events settle (see debouncer). It takes the
+// watcher's channels so that a test can send the errors (an inotify queue
+// overflow) that a real tree does not produce on demand.
+func (w *watcher) loop(events <-chan fsnotify.Event, errs <-chan error) {
 	defer close(w.done)
 	d := newDebouncer(w.debounce)
 	defer d.timer.Stop()
@@ -53,14 +56,14 @@ func (w *watcher) loop() {
 		select {
 		case <-w.stop:
 			return
-		case ev, ok := <-w.fsw.Events:
+		case ev, ok := <-events:
 			if !ok {
 				return
 			}
 			if relevantEvent(ev) {
 				d.arm(time.Now())
 			}
-		case err, ok := <-w.fsw.Errors:
+		case err, ok := <-errs:
 			if !ok {
 				return
 			}

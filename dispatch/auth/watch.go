@@ -35,12 +35,15 @@ func (s *Store) Watch(ctx context.Context) (wait func(), err error) {
 	go func() {
 		defer close(done)
 		defer w.Close()
-		s.watchLoop(ctx, w)
+		s.watchLoop(ctx, w.Events, w.Errors)
 	}()
 	return func() { <-done }, nil
 }
 
-func (s *Store) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
+// watchLoop takes the watcher's channels rather than the watcher so that
+// a test can send the errors (an inotify queue overflow) that a real
+// directory does not produce on demand.
+func (s *Store) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -48,12 +51,12 @@ func (s *Store) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-w.Events:
+		case _, ok := <-events:
 			if !ok {
 				return
 			}
 			timer.Reset(s.opts.Debounce)
-		case err, ok := <-w.Errors:
+		case err, ok := <-errs:
 			if !ok {
 				return
 			}
