@@ -9,6 +9,8 @@ var (
 	ErrBadPattern = errors.New("invalid network pattern")
 	// errInvalidConfig: a Config field is out of range.
 	errInvalidConfig = errors.New("egress: invalid config")
+	// errByteCap: the run has sent all the bytes its cap allows.
+	errByteCap = errors.New("egress: the run's byte cap is reached")
 )
 
 // Reason says why a connection was refused; its String is the metrics

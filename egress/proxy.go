@@ -192,7 +192,7 @@ func (r *Run) handle(c net.Conn, limited bool, note func(string)) {
 	if req.Method == http.MethodConnect {
 		_, err = io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
 	} else {
-		err = forwardRequest(req, up)
+		err = forwardRequest(req, &cappedWriter{r: r, w: up, n: &st.up})
 	}
 	if err == nil {
 		r.relay(c, br, up, st)
@@ -267,7 +267,7 @@ func (r *Run) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 
 // forwardRequest sends a plain HTTP request on; the connection closes
 // after its response, so that the next request is checked anew.
-func forwardRequest(req *http.Request, up net.Conn) error {
+func forwardRequest(req *http.Request, up io.Writer) error {
 	req.RequestURI = ""
 	req.Close = true
 	for k := range req.Header {
@@ -278,15 +278,34 @@ func forwardRequest(req *http.Request, up net.Conn) error {
 	return req.Write(up)
 }
 
+// cappedWriter charges what it writes towards the destination to the
+// run's cap, so that a plain HTTP request's body is bounded as a tunnel's
+// bytes are; past the cap it closes the run's connections.
+type cappedWriter struct {
+	r *Run
+	w io.Writer
+	n *int64
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	if c.r.up.Add(int64(len(p))) > c.r.p.cfg.MaxBytes {
+		c.r.closeAll()
+		return 0, errByteCap
+	}
+	k, err := c.w.Write(p)
+	*c.n += int64(k)
+	return k, err
+}
+
 // relay copies both ways until either side ends or a byte cap is hit.
 func (r *Run) relay(c net.Conn, br *bufio.Reader, up net.Conn, st *conn) {
 	done := make(chan struct{})
 	go func() {
-		st.up = r.copyCapped(up, br, &r.up)
+		st.up += r.copyCapped(up, br, &r.up)
 		closeWrite(up)
 		close(done)
 	}()
-	st.down = r.copyCapped(c, up, &r.down)
+	st.down += r.copyCapped(c, up, &r.down)
 	closeWrite(c)
 	<-done
 }
