@@ -151,13 +151,24 @@ func testConfig() Config {
 
 func newFixture(t *testing.T, kind string, mutate func(*Config)) *fixture {
 	t.Helper()
+	return newFixtureWrapped(t, kind, nil, mutate)
+}
+
+// newFixtureWrapped is newFixture with the server's handler built around
+// the fixture's testHandler by wrap (nil: the testHandler itself).
+func newFixtureWrapped(t *testing.T, kind string, wrap func(*testHandler) Handler, mutate func(*Config)) *fixture {
+	t.Helper()
 	cfg := testConfig()
 	f := &fixture{t: t, h: newTestHandler(), kind: kind, metrics: metrics.New("test")}
 	cfg.Metrics = f.metrics
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	srv, err := NewServer(cfg, f.h)
+	var h Handler = f.h
+	if wrap != nil {
+		h = wrap(f.h)
+	}
+	srv, err := NewServer(cfg, h)
 	require.NoError(t, err)
 	f.srv = srv
 	if kind != "pipe" {

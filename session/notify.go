@@ -49,7 +49,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 		case errors.Is(err, errBudgetFull):
 			err = waitBudget(ctx)
 		case errors.Is(err, ErrBackpressure):
-			err = c.w.waitShare(ctx, c.notifyShare())
+			err = c.w.waitShare(ctx, len(*p))
 		default:
 			return err
 		}
@@ -98,7 +98,7 @@ func (c *Conn) notificationFrame(method string, params any) (*[]byte, error) {
 func (q *writeQueue) pushNotification(frame *[]byte) error {
 	q.mu.Lock()
 	closing := q.closing
-	past := q.queued+len(*frame) > q.c.notifyShare() && q.queued > 0
+	past := q.pastShareLocked(len(*frame))
 	q.mu.Unlock()
 	switch {
 	case closing:
@@ -116,6 +116,13 @@ func (q *writeQueue) pushNotification(frame *[]byte) error {
 	return nil
 }
 
+// pastShareLocked reports whether a notification of n bytes would take the
+// queue past the notifications' share. An empty queue takes any
+// notification, so that one larger than the share is still sent.
+func (q *writeQueue) pastShareLocked(n int) bool {
+	return q.queued+n > q.c.notifyShare() && q.queued > 0
+}
+
 // errBudgetFull is ErrBackpressure caused by the gateway-wide budget
 // rather than this connection's queue.
 var errBudgetFull = fmt.Errorf("gateway answer budget full: %w", ErrBackpressure)
@@ -125,9 +132,12 @@ var errBudgetFull = fmt.Errorf("gateway answer budget full: %w", ErrBackpressure
 // wake this one.
 const budgetRetry = 20 * time.Millisecond
 
-// waitShare blocks until the queue holds at most share bytes, the queue
-// closes or ctx ends.
-func (q *writeQueue) waitShare(ctx context.Context, share int) error {
+// waitShare blocks until a notification of n bytes fits the share, the
+// queue closes or ctx ends. It waits for the very condition that refused
+// the notification: waiting only for the queue to be back within the share
+// would let Notify spin while a frame that fits the share but not beside
+// what is queued waits for the writer.
+func (q *writeQueue) waitShare(ctx context.Context, n int) error {
 	stop := context.AfterFunc(ctx, func() {
 		q.mu.Lock()
 		q.changed.Broadcast()
@@ -135,7 +145,7 @@ func (q *writeQueue) waitShare(ctx context.Context, share int) error {
 	})
 	defer stop()
 	q.mu.Lock()
-	for q.queued > share && !q.closing && ctx.Err() == nil {
+	for q.pastShareLocked(n) && !q.closing && ctx.Err() == nil {
 		q.startLocked()
 		q.changed.Wait()
 	}

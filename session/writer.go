@@ -83,7 +83,7 @@ func (q *writeQueue) init(c *Conn, nc net.Conn) {
 func (q *writeQueue) waitRoom() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.queued > q.c.cfg.MaxQueuedBytes/2 && !q.closing {
+	for q.overHalfLocked() && !q.closing {
 		q.startLocked()
 		q.changed.Wait()
 	}
@@ -189,7 +189,13 @@ func appendFrame(list []*[]byte, frame *[]byte) []*[]byte {
 func (q *writeQueue) addLocked(n int) {
 	q.queued += n
 	q.peak = max(q.peak, q.queued)
-	q.full.Store(q.queued > q.c.cfg.MaxQueuedBytes/2)
+	q.full.Store(q.overHalfLocked())
+}
+
+// overHalfLocked reports whether more than half of MaxQueuedBytes is held:
+// the one threshold both for raising full and for the read loop's wait.
+func (q *writeQueue) overHalfLocked() bool {
+	return q.queued > q.c.cfg.MaxQueuedBytes/2
 }
 
 // dropLocked releases frames that will not be written.
@@ -382,7 +388,7 @@ func (q *writeQueue) write(frames []*[]byte, last bool) error {
 		_, err = iov.WriteTo(q.nc)
 		clear(q.iov[:cap(q.iov)])
 	default:
-		err = q.writeCoalesced(frames, total)
+		err = q.writeCoalesced(frames)
 	}
 	mt := q.c.cfg.Metrics
 	mt.FramesSent.Add(float64(countFrames(frames)))
@@ -408,10 +414,10 @@ func (q *writeQueue) armDeadline(last bool) error {
 		q.deadline = d
 		return q.nc.SetWriteDeadline(d)
 	}
+	// Only a closing connection has a final frame: finish sets closeBy
+	// before it queues one.
 	now, timeout := time.Now(), q.c.cfg.WriteTimeout
-	if last {
-		timeout = min(timeout, finalWriteTimeout)
-	} else if q.deadline.Sub(now) >= timeout/2 {
+	if q.deadline.Sub(now) >= timeout/2 {
 		return nil
 	}
 	q.deadline = now.Add(timeout)
@@ -448,18 +454,13 @@ func bodyLen(frame []byte) int {
 }
 
 // writeCoalesced copies frames into one buffer so that a TLS connection
-// sends them as few records in one write.
-func (q *writeQueue) writeCoalesced(frames []*[]byte, total int) error {
+// sends them as few records in one write. next has bounded the batch
+// already; the copy does not cut it again.
+func (q *writeQueue) writeCoalesced(frames []*[]byte) error {
 	buf := getFrame()
 	defer putFrame(buf)
 	b := (*buf)[:0]
 	for _, f := range frames {
-		if len(b) > 0 && len(b)+len(*f) > maxBatchBytes {
-			if _, err := q.nc.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
-		}
 		b = append(b, *f...)
 	}
 	*buf = b
