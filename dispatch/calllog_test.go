@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/internal/testlog"
+
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,7 +62,7 @@ func failedCalls(t *testing.T, logs string) []logLine {
 // cause (the client only sees INTERNAL_ERROR); a call the client got
 // wrong is logged at debug level without one.
 func TestFailedCallLogLevels(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	e := newEnvOpts(t, examplesDir(), 256<<10, func(o *Options) {
 		o.Logger = zerolog.New(&logs)
 		o.Runner = &fakeRunner{result: func(sandbox.Job) (*sandbox.Result, error) {

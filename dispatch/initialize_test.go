@@ -1,12 +1,12 @@
 package dispatch
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/testlog"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -43,28 +43,10 @@ func TestInitializeVersionFormat(t *testing.T) {
 	}
 }
 
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Issue 9, item 16: a client's name and version are cut in the logs: a
 // name as large as a message allows is logged once, cut.
 func TestInitializeLogsClientNamesCut(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	e := newEnvOpts(t, "", 1<<20, func(o *Options) { o.Logger = zerolog.New(&logs) })
 	name := strings.Repeat("n", testMaxMessage/3)
 	_, err := e.framedRaw().Call(t.Context(), MethodInitialize,

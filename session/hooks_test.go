@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testlog"
+
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,7 +85,7 @@ func TestBinderStateAndAccessors(t *testing.T) {
 // their method and params; _Info without params and an _Error whose params
 // carry no error object are logged without them.
 func TestNotificationHookAndBareNotifications(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	type got struct{ method, params string }
 	seen := make(chan got, 4)
 	f := newFixture(t, "pipe", func(c *Config) {
@@ -98,7 +100,7 @@ func TestNotificationHookAndBareNotifications(t *testing.T) {
 	require.Nil(t, p.call("_Keepalive", `{}`).Error)
 	assert.Equal(t, got{"progress", `{"n":1}`}, <-seen)
 	var info, errs []map[string]any
-	for _, l := range logs.lines(t) {
+	for _, l := range logRecords(t, logs) {
 		switch l["method"] {
 		case transport.MethodInfo:
 			info = append(info, l)

@@ -1,13 +1,12 @@
 package session
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testlog"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
@@ -151,35 +150,11 @@ func TestWireCounters(t *testing.T) {
 	require.Eventually(t, func() bool { return testutil.ToFloat64(mt.BytesSent) == float64(got) }, 5*time.Second, time.Millisecond)
 }
 
-// syncBuffer is a log sink safe for the connection's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
-		out = append(out, m)
-	}
-	return out
-}
-
 // A peer's notification params are logged whole up to 2048 bytes and as a
 // 2048-byte prefix with their size past that; a peer's _Error is logged
 // with its string code.
 func TestNotificationLogging(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	f := newFixture(t, "pipe", func(c *Config) { c.Logger = zerolog.New(logs).Level(zerolog.InfoLevel) })
 	p := f.dial()
 	params := func(n int) string { // a JSON object of exactly n bytes
@@ -191,7 +166,7 @@ func TestNotificationLogging(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","method":"_Error","params":{"error":{"code":1,"message":"bad result","data":{"string_code":"QUOTA"}}}}`)
 	require.Nil(t, p.call("_Keepalive", `{}`).Error)
 	var infos, errs []map[string]any
-	for _, l := range logs.lines(t) {
+	for _, l := range logRecords(t, logs) {
 		switch l["method"] {
 		case transport.MethodInfo:
 			infos = append(infos, l)
@@ -357,4 +332,11 @@ func TestDocumentedDefaults(t *testing.T) {
 	assert.Equal(t, 8*64<<10, w.MaxQueuedBytes)
 	assert.Equal(t, 30*time.Second, w.WriteTimeout)
 	assert.Equal(t, 8<<20, Config{}.WithDefaults().MaxQueuedBytes)
+}
+
+// logRecords decodes the log lines written to logs so far.
+func logRecords(t *testing.T, logs *testlog.Buffer) []map[string]any {
+	recs, err := logs.Records()
+	require.NoError(t, err)
+	return recs
 }

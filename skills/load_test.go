@@ -9,15 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/internal/testlog"
+
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // newRegistry loads root with a logger writing JSON lines to the buffer.
-func newRegistry(t *testing.T, opts Options) (*Registry, *logBuffer) {
+func newRegistry(t *testing.T, opts Options) (*Registry, *testlog.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	opts.Logger = zerolog.New(logs)
 	r, err := NewRegistry(opts)
 	require.NoError(t, err)
@@ -132,7 +134,7 @@ func TestLoadBrokenPackages(t *testing.T) {
 	}
 }
 
-func logLines(t *testing.T, logs *logBuffer, msg string) []map[string]any {
+func logLines(t *testing.T, logs *testlog.Buffer, msg string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	sc := bufio.NewScanner(bytes.NewReader(logs.Bytes()))

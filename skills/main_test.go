@@ -1,12 +1,10 @@
 package skills
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -69,23 +67,4 @@ func merge(ms ...map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-// logBuffer collects log lines written from several goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// Bytes returns a copy of everything written so far.
-func (l *logBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.buf.Bytes())
 }

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testlog"
+
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,28 +91,10 @@ func startScaleout(t *testing.T) *scaleout {
 	return s
 }
 
-// syncBuffer collects a client's log lines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // lbClient is a framed client connected through HAProxy.
 type lbClient struct {
 	c   *session.Conn
-	log *syncBuffer
+	log *testlog.Buffer
 
 	mu     sync.Mutex
 	events []runEvent // run_event notifications received
@@ -129,7 +113,7 @@ func dialLB(t testing.TB, addr string) *lbClient {
 	t.Helper()
 	var lastErr error
 	for range 200 {
-		l := &lbClient{log: &syncBuffer{}}
+		l := &lbClient{log: &testlog.Buffer{}}
 		cfg := session.ClientConfig()
 		cfg.Logger = zerolog.New(l.log)
 		cfg.OnNotification = func(_ *session.Conn, method string, params []byte) {

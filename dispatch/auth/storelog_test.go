@@ -1,36 +1,18 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testlog"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// syncBuffer is a log sink safe for the watcher's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The debounce defaults to 250 ms when not set or not positive; the
 // watcher logs the one it uses.
@@ -39,7 +21,7 @@ func TestWatchDebounceDefault(t *testing.T) {
 		set  time.Duration
 		want string
 	}{{0, `"debounce":250`}, {-time.Second, `"debounce":250`}, {time.Millisecond, `"debounce":1`}, {20 * time.Millisecond, `"debounce":20`}} {
-		var logs syncBuffer
+		var logs testlog.Buffer
 		path := tempFile(t, expand(goodFile))
 		s, err := Load(path, Options{Logger: zerolog.New(&logs), Debounce: tc.set})
 		require.NoError(t, err)
@@ -55,7 +37,7 @@ func TestWatchDebounceDefault(t *testing.T) {
 
 // What is valid but probably not meant is logged at load, one line each.
 func TestLoadLogsWarnings(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	_, err := Load(tempFile(t, "identities:\n  - name: a\n    class: agent\n    methods: []\n    namespaces: []\n"),
 		Options{Logger: zerolog.New(&logs)})
 	require.NoError(t, err)

@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"internal/pyname":       {},
 	"internal/testpki":      {},
 	"internal/testchild":    {},
+	"internal/testlog":      {},
 	"internal/scaleouttest": {},
 	"internal/archtest":     {},
 	"internal/mutrecheck":   {},
