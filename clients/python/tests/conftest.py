@@ -91,8 +91,9 @@ class Gateway:
             if rec.get("message") == "skillgate ready":
                 return
 
-    def wait_record(self, message: str, timeout: float = 20.0) -> dict[str, Any]:
-        """Wait until the gateway has logged ``message``; return that record.
+    def wait_record(self, message: str, timeout: float = 20.0, **fields: Any) -> dict[str, Any]:
+        """Wait until the gateway has logged ``message`` with ``fields``;
+        return that record.
 
         Log lines arrive through a pipe after the events they describe, so
         a test that checks one must wait for it (boundedly).
@@ -100,7 +101,7 @@ class Gateway:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for rec in list(self.records):
-                if rec.get("message") == message:
+                if rec.get("message") == message and all(rec.get(k) == v for k, v in fields.items()):
                     return rec
             time.sleep(0.02)
         raise AssertionError(f"the gateway did not log {message!r}")

@@ -35,7 +35,8 @@ def test_initialize_returns_the_session(shared_gateway: Gateway) -> None:
         assert c.closed
 
     run(body)
-    assert any(r.get("client") == "pytest" and r.get("client_version") == "9.9" for r in shared_gateway.records)
+    # The log line arrives through a pipe, after the answer: wait for it.
+    shared_gateway.wait_record("session initialized", client="pytest", client_version="9.9")
 
 
 def test_discovery_methods(shared_gateway: Gateway) -> None:
