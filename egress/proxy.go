@@ -192,7 +192,9 @@ func (r *Run) handle(c net.Conn, limited bool, note func(string)) {
 	if req.Method == http.MethodConnect {
 		_, err = io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
 	} else {
-		err = forwardRequest(req, &cappedWriter{r: r, w: up, n: &st.up})
+		sent := r.capped(up, &r.up)
+		err = forwardRequest(req, sent)
+		st.up = sent.n
 	}
 	if err == nil {
 		r.relay(c, br, up, st)
@@ -278,22 +280,28 @@ func forwardRequest(req *http.Request, up io.Writer) error {
 	return req.Write(up)
 }
 
-// cappedWriter charges what it writes towards the destination to the
-// run's cap, so that a plain HTTP request's body is bounded as a tunnel's
-// bytes are; past the cap it closes the run's connections.
+// cappedWriter charges what it writes towards total, the run's byte count
+// in one direction, and closes the run's connections once that passes the
+// cap: the one place the cap is enforced, for tunnels and plain HTTP
+// requests alike.
 type cappedWriter struct {
-	r *Run
-	w io.Writer
-	n *int64
+	r     *Run
+	w     io.Writer
+	total *atomic.Int64
+	n     int64 // written through this writer
+}
+
+func (r *Run) capped(w io.Writer, total *atomic.Int64) *cappedWriter {
+	return &cappedWriter{r: r, w: w, total: total}
 }
 
 func (c *cappedWriter) Write(p []byte) (int, error) {
-	if c.r.up.Add(int64(len(p))) > c.r.p.cfg.MaxBytes {
+	if c.total.Add(int64(len(p))) > c.r.p.cfg.MaxBytes {
 		c.r.closeAll()
 		return 0, errByteCap
 	}
 	k, err := c.w.Write(p)
-	*c.n += int64(k)
+	c.n += int64(k)
 	return k, err
 }
 
@@ -313,25 +321,9 @@ func (r *Run) relay(c net.Conn, br *bufio.Reader, up net.Conn, st *conn) {
 // copyCapped copies until EOF, an error or the run's cap in that
 // direction; at the cap both sockets are closed.
 func (r *Run) copyCapped(dst io.Writer, src io.Reader, total *atomic.Int64) int64 {
-	buf := make([]byte, 32<<10)
-	var n int64
-	for {
-		k, err := src.Read(buf)
-		if k > 0 {
-			if total.Add(int64(k)) > r.p.cfg.MaxBytes {
-				r.closeAll()
-				return n
-			}
-			w, werr := dst.Write(buf[:k])
-			n += int64(w)
-			if werr != nil {
-				return n
-			}
-		}
-		if err != nil {
-			return n
-		}
-	}
+	w := r.capped(dst, total)
+	_, _ = io.CopyBuffer(w, src, make([]byte, 32<<10))
+	return w.n
 }
 
 func closeWrite(c any) {

@@ -99,15 +99,7 @@ func TestNotificationHookAndBareNotifications(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","method":"_Error","params":{"error":"not an error object"}}`)
 	require.Nil(t, p.call("_Keepalive", `{}`).Error)
 	assert.Equal(t, got{"progress", `{"n":1}`}, <-seen)
-	var info, errs []map[string]any
-	for _, l := range logRecords(t, logs) {
-		switch l["method"] {
-		case transport.MethodInfo:
-			info = append(info, l)
-		case transport.MethodError:
-			errs = append(errs, l)
-		}
-	}
+	info, errs := peerNotificationLogs(t, logs)
 	require.Len(t, info, 1)
 	assert.NotContains(t, info[0], "params")
 	assert.NotContains(t, info[0], "params_prefix")

@@ -165,15 +165,7 @@ func TestNotificationLogging(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","method":"_Info","params":` + params(2049) + `}`)
 	p.send(`{"jsonrpc":"2.0","method":"_Error","params":{"error":{"code":1,"message":"bad result","data":{"string_code":"QUOTA"}}}}`)
 	require.Nil(t, p.call("_Keepalive", `{}`).Error)
-	var infos, errs []map[string]any
-	for _, l := range logRecords(t, logs) {
-		switch l["method"] {
-		case transport.MethodInfo:
-			infos = append(infos, l)
-		case transport.MethodError:
-			errs = append(errs, l)
-		}
-	}
+	infos, errs := peerNotificationLogs(t, logs)
 	require.Len(t, infos, 2)
 	assert.Equal(t, map[string]any{"m": strings.Repeat("x", 2040)}, infos[0]["params"])
 	assert.NotContains(t, infos[0], "params_prefix")
@@ -339,4 +331,18 @@ func logRecords(t *testing.T, logs *testlog.Buffer) []map[string]any {
 	recs, err := logs.Records()
 	require.NoError(t, err)
 	return recs
+}
+
+// peerNotificationLogs splits the lines logged so far for a peer's _Info
+// and _Error notifications.
+func peerNotificationLogs(t *testing.T, logs *testlog.Buffer) (info, errs []map[string]any) {
+	for _, l := range logRecords(t, logs) {
+		switch l["method"] {
+		case transport.MethodInfo:
+			info = append(info, l)
+		case transport.MethodError:
+			errs = append(errs, l)
+		}
+	}
+	return info, errs
 }

@@ -2,7 +2,7 @@
 // a tiny framed server for the cases a real gateway cannot be made to do.
 import { spawn } from 'node:child_process';
 import { test as nodeTest } from 'node:test';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,6 +149,22 @@ export class Gateway {
   /** @param {NodeJS.Signals} signal */
   signal(signal) {
     if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill(signal);
+  }
+
+  /**
+   * Stops the gateway and resolves once the kernel reports it stopped: a
+   * signal is delivered asynchronously, and a call sent before that could
+   * still be answered.
+   */
+  async stop() {
+    this.signal('SIGSTOP');
+    const deadline = Date.now() + PATIENCE_MS;
+    while (Date.now() < deadline) {
+      const stat = readFileSync(`/proc/${this.proc.pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('T')) return;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    throw new Error('the gateway did not stop');
   }
 
   kill() {

@@ -11,7 +11,7 @@ test('a stopped gateway is detected by the client keepalive', async (t) => {
   const gw = await startGateway(t);
   const client = await connect({ ...gw.address(), keepalive: { intervalMs: 100, timeoutMs: 300 } });
   t.after(() => client.close());
-  gw.signal('SIGSTOP'); // the kernel still acknowledges: only keepalives can tell
+  await gw.stop(); // the kernel still acknowledges: only keepalives can tell
   t.after(() => gw.signal('SIGCONT'));
   const closed = nextEvent(client, 'close');
   const pending = client.listSkills();
