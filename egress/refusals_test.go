@@ -51,15 +51,16 @@ func TestProxyDialsTheNextAddress(t *testing.T) {
 // against the policy, 0 and 65536 are bad requests.
 func TestProxyDestinationPorts(t *testing.T) {
 	h := start(t, Config{Resolver: names{"a.example": {"93.184.216.34"}}}, allowAll(), &upstream{})
-	for target, want := range map[string]string{
-		"a.example:1":     "200 Connection established",
-		"a.example:65535": "200 Connection established",
-		"a.example:0":     `403 Forbidden egress denied: ? (bad_request: bad destination "a.example:0")`,
-		"a.example:65536": `403 Forbidden egress denied: ? (bad_request: bad destination "a.example:65536")`,
-		":443":            `403 Forbidden egress denied: ? (bad_request: bad destination ":443")`,
+	// A slice, not a map: the dials asserted below happen in this order.
+	for _, tc := range []struct{ target, want string }{
+		{"a.example:1", "200 Connection established"},
+		{"a.example:65535", "200 Connection established"},
+		{"a.example:0", `403 Forbidden egress denied: ? (bad_request: bad destination "a.example:0")`},
+		{"a.example:65536", `403 Forbidden egress denied: ? (bad_request: bad destination "a.example:65536")`},
+		{":443", `403 Forbidden egress denied: ? (bad_request: bad destination ":443")`},
 	} {
-		c, _, status := h.connect(t, target)
-		assert.Equal(t, want, status, target)
+		c, _, status := h.connect(t, tc.target)
+		assert.Equal(t, tc.want, status, tc.target)
 		if c != nil {
 			_ = c.Close()
 		}
