@@ -1,0 +1,40 @@
+package session
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/transport"
+)
+
+// A failed initialization does not stop the init deadline: a peer that
+// fails once and then goes quiet (answering only keepalives) is still
+// closed with INIT_TIMEOUT exactly 30 s after it connected.
+func TestInitTimeoutAfterFailedAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, p := pipeServer(t, nil)
+		defer func() { _ = srv.Close() }()
+		start := time.Now()
+		time.Sleep(time.Second)
+		m := p.call("Initialize", `{"token":"bad"}`)
+		require.NotNil(t, m.Error)
+		assert.Equal(t, "AUTH_REQUIRED", m.Error.Data.StringCode)
+		for time.Since(start) <= DefaultInitTimeout {
+			m := p.recv()
+			if m.Method == transport.MethodKeepalive {
+				p.send(`{"jsonrpc":"2.0","result":{},"id":"` + *m.ID + `"}`)
+				continue
+			}
+			require.Equal(t, transport.MethodCloseReason, m.Method)
+			assert.Equal(t, transport.StringInitTimeout, m.CloseError.Error.Data.StringCode)
+			assert.Equal(t, DefaultInitTimeout, time.Since(start))
+			p.expectEOF()
+			return
+		}
+		t.Fatalf("still open %v after connecting", time.Since(start))
+	})
+}
