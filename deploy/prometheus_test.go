@@ -1,7 +1,6 @@
 package deploy_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -10,13 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/internal/testlog"
 )
 
 // requirePrometheusEnv, set to 1 (CI does), turns a missing Prometheus into
@@ -95,26 +95,8 @@ func existingFlags(t *testing.T, args ...string) []string {
 type promProc struct {
 	base   string
 	cmd    *exec.Cmd
-	out    *lockedBuffer
+	out    *testlog.Buffer
 	exited chan struct{} // closed once the process has been reaped
-}
-
-// lockedBuffer collects a child's output while tests read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer // guarded by mu
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 const promConfig = `global:
@@ -142,7 +124,7 @@ func startPrometheus(t *testing.T, bin, target string) *promProc {
 	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, promConfig, alerts, recording, target), 0o644))
 	var last string
 	for attempt := range 3 {
-		p := &promProc{out: &lockedBuffer{}, exited: make(chan struct{})}
+		p := &promProc{out: &testlog.Buffer{}, exited: make(chan struct{})}
 		addr := freeLoopbackAddr(t)
 		p.base = "http://" + addr
 		p.cmd = exec.Command(bin, "--config.file="+cfg, "--web.listen-address="+addr,

@@ -2,7 +2,6 @@ package egress
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/internal/testlog"
 	"github.com/skillgate/skillgate/metrics"
 )
 
@@ -69,24 +69,6 @@ func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, err
 	return out, nil
 }
 
-// lockedBuffer collects log lines written from several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // harness is one Run served on loopback with its logs, notes and
 // metrics; stop ends it and waits for every handler, after which what
 // they recorded is complete.
@@ -94,7 +76,7 @@ type harness struct {
 	addr    string
 	up      *upstream
 	metrics *metrics.Metrics
-	logs    *lockedBuffer
+	logs    *testlog.Buffer
 	mu      sync.Mutex
 	notes   []string
 	stop    func()
@@ -102,7 +84,7 @@ type harness struct {
 
 func start(t *testing.T, cfg Config, pol *Policy, up *upstream) *harness {
 	t.Helper()
-	h := &harness{up: up, metrics: metrics.New("test"), logs: &lockedBuffer{}}
+	h := &harness{up: up, metrics: metrics.New("test"), logs: &testlog.Buffer{}}
 	cfg.Dial, cfg.Metrics, cfg.Logger = up.dial, h.metrics, zerolog.New(h.logs)
 	if cfg.Resolver == nil {
 		cfg.Resolver = names{}
