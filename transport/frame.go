@@ -38,6 +38,7 @@ type Reader struct {
 	deadlineSet  bool      // a read deadline is armed (possibly from an earlier frame)
 	deadline     time.Time
 	frameStart   time.Time // when the current frame's first byte was seen; zero before
+	inBody       bool      // the header is consumed: the frame has begun, even with no body byte yet
 
 	buf  []byte // idle[:] or a pooled busy buffer
 	r, w int    // unread data is buf[r:w]
@@ -58,7 +59,7 @@ func (fr *Reader) Reset(src io.Reader, maxBody int) {
 	fr.release()
 	fr.src, fr.maxBody = src, maxBody
 	fr.buf, fr.r, fr.w = fr.idle[:], 0, 0
-	fr.deadliner, fr.frameTimeout, fr.deadlineSet = nil, 0, false
+	fr.deadliner, fr.frameTimeout, fr.deadlineSet, fr.inBody = nil, 0, false, false
 }
 
 // SetFrameTimeout makes a frame that has begun fail with ErrFrameTimeout
@@ -90,7 +91,7 @@ func (fr *Reader) ReadFrame() ([]byte, error) {
 		putBuf(fr.big)
 		fr.big = nil
 	}
-	fr.frameStart = time.Time{}
+	fr.frameStart, fr.inBody = time.Time{}, false
 	if err := fr.fill(HeaderLen); err != nil {
 		return nil, err
 	}
@@ -102,6 +103,7 @@ func (fr *Reader) ReadFrame() ([]byte, error) {
 		return nil, &FrameError{Kind: FrameTooLarge, Length: n, Limit: fr.maxBody}
 	}
 	fr.r += HeaderLen
+	fr.inBody = true
 	return fr.readBody(n)
 }
 
@@ -147,7 +149,7 @@ func (fr *Reader) fill(n int) error {
 	}
 	fr.makeRoom(n)
 	for zeroReads := 0; fr.w-fr.r < n; {
-		if fr.w > fr.r {
+		if fr.begun() {
 			fr.armDeadline()
 		}
 		m, err := fr.src.Read(fr.buf[fr.w:])
@@ -156,13 +158,13 @@ func (fr *Reader) fill(n int) error {
 			if fr.w-fr.r >= n {
 				return nil
 			}
-			if fr.w == fr.r && fr.deadlineSet && errors.Is(err, os.ErrDeadlineExceeded) {
+			if !fr.begun() && fr.deadlineSet && errors.Is(err, os.ErrDeadlineExceeded) {
 				// A deadline armed for an earlier frame expired while no
 				// frame had begun: nothing is late, wait on.
 				fr.clearDeadline()
 				continue
 			}
-			return fr.readErr(err, fr.w > fr.r)
+			return fr.readErr(err, fr.begun())
 		}
 		if m > 0 {
 			zeroReads = 0
@@ -172,6 +174,10 @@ func (fr *Reader) fill(n int) error {
 	}
 	return nil
 }
+
+// begun reports whether a frame has begun: some of it is buffered, or its
+// header was consumed and its body has not come yet.
+func (fr *Reader) begun() bool { return fr.inBody || fr.w > fr.r }
 
 // makeRoom ensures buf[r:] can hold n bytes. An empty reader drops back to
 // the small idle buffer; a frame that does not fit moves to a pooled one.
