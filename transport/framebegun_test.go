@@ -70,3 +70,21 @@ func TestFrameTimeoutAfterHeaderOnly(t *testing.T) {
 		})
 	}
 }
+
+// The 100 empty reads a source is allowed count inside a body too, not
+// only while a header is awaited.
+func TestNoProgressInsideBody(t *testing.T) {
+	for _, tc := range []struct {
+		zeros int
+		err   error
+	}{{100, nil}, {101, io.ErrNoProgress}} {
+		src := io.MultiReader(strings.NewReader("00000002:"), &zeroReader{zeros: tc.zeros, data: strings.NewReader("{}\n")})
+		body, err := NewReader(src, 1024).ReadFrame()
+		if tc.err != nil {
+			assert.ErrorIs(t, err, tc.err, "%d empty reads", tc.zeros)
+			continue
+		}
+		require.NoError(t, err, "%d empty reads", tc.zeros)
+		assert.Equal(t, "{}", string(body))
+	}
+}
