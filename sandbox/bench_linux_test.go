@@ -77,6 +77,39 @@ func benchRunCold(b *testing.B, ids IDMap) {
 	reportLatency(b, lat)
 }
 
+// BenchmarkRunColdPaced is BenchmarkRunCold after a pause before each
+// run, as a call that comes after an agent's think time finds the host,
+// alternated with bare interpreter starts after the same pause. A start
+// hands off between four processes, each of which may find its CPU idle,
+// and its cgroup move may wait for a grace period (docs/operations.md):
+// "ratio" is the run's p50 over the bare start's, both from this run.
+func BenchmarkRunColdPaced(b *testing.B) {
+	const pause = 50 * time.Millisecond
+	r := benchRunner(b, 0, IDMapAuto)
+	job := Job{RunID: "bench", Code: trivialCode}
+	var runs, bare []time.Duration
+	b.ReportAllocs()
+	for range b.N {
+		time.Sleep(pause)
+		start := time.Now()
+		res, err := r.Run(context.Background(), job)
+		runs = append(runs, time.Since(start))
+		if err != nil || res.Status != StatusCompleted {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+		time.Sleep(pause)
+		start = time.Now()
+		if err := exec.Command(defaultPython, "-c", "pass").Run(); err != nil {
+			b.Fatal(err)
+		}
+		bare = append(bare, time.Since(start))
+	}
+	reportMedian(b, runs, "run") // sorts
+	reportMedian(b, bare, "bare")
+	b.ReportMetric(float64(runs[len(runs)/2])/float64(bare[len(bare)/2]), "ratio")
+	b.ReportMetric(0, "ns/op")
+}
+
 // BenchmarkRunSustained runs trivial jobs back to back from several
 // goroutines: the pool cannot keep up, so this measures throughput
 // (runs/s), bound by the cost of starting sandboxes.

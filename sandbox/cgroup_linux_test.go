@@ -76,7 +76,13 @@ func FuzzDetectCgroups(f *testing.F) {
 	f.Add(hybridSelf, hybridMounts)
 	f.Add("0::/a\n", "1 1 0:1 /a /c rw - cgroup2 x rw\n")
 	f.Add("::\n:::\n", `1 1 1 \1 \999 - cgroup`)
+	f.Add("cgroup_favordynmods=true", "40 1 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,favordynmods\n")
 	f.Fuzz(func(t *testing.T, self, mounts string) {
+		// The same mountinfo, and the other text as a kernel command line:
+		// the host check reads both and must never fail on them.
+		if favorsDynmods(mounts, self) {
+			assert.NotEmpty(t, mounts+self)
+		}
 		l, err := detectCgroups(self, mounts)
 		if err != nil {
 			return

@@ -124,6 +124,9 @@ func (r *Runner) logReady() {
 	for _, gap := range r.enforcement.Gaps {
 		r.log.Warn().Str("mode", string(r.mode)).Msg("sandbox: " + gap)
 	}
+	if hint := r.hostCgroupMoveHint(); hint != "" {
+		r.log.Info().Msg("sandbox: " + hint)
+	}
 }
 
 // Enforcement reports which mechanism enforces each limit and isolation
