@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +41,7 @@ func TestConnectTunnelRelaysBothWays(t *testing.T) {
 	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.EgressConnections.WithLabelValues("allowed")))
 	assert.Equal(t, 4.0, testutil.ToFloat64(h.metrics.EgressBytes.WithLabelValues("up")))
 	assert.Equal(t, 5.0, testutil.ToFloat64(h.metrics.EgressBytes.WithLabelValues("down")))
-	assert.Equal(t, 1, testutil.CollectAndCount(h.metrics.EgressDuration))
+	assert.Equal(t, uint64(1), observations(t, h.metrics.EgressDuration))
 	logs := h.logs.String()
 	for _, field := range []string{`"level":"info"`, `"run_id":"run-1"`, `"skill":"s"`, `"identity":"id"`,
 		`"host":"api.example"`, `"port":443`, `"bytes_up":4`, `"bytes_down":5`, `"result":"allowed"`, `"addr":"93.184.216.34"`} {
@@ -66,7 +68,7 @@ func TestRefusalsAreNotedLoggedAndCounted(t *testing.T) {
 	assert.Equal(t, []string{"egress denied: secret.example:443 (denied)\n"}, h.notes)
 	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.EgressConnections.WithLabelValues("denied")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.EgressConnections.WithLabelValues("allowed")))
-	assert.Equal(t, 1, testutil.CollectAndCount(h.metrics.EgressDuration), "only allowed connections are timed")
+	assert.Equal(t, uint64(1), observations(t, h.metrics.EgressDuration), "only allowed connections are timed")
 	var warn, info int
 	for _, line := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
 		switch {
@@ -224,4 +226,13 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	k, err := c.r.Read(p)
 	c.n += k
 	return k, err
+}
+
+// observations is how many values a histogram has observed (testutil's
+// CollectAndCount counts the histogram itself, always one).
+func observations(t *testing.T, h prometheus.Histogram) uint64 {
+	t.Helper()
+	var m dto.Metric
+	require.NoError(t, h.Write(&m))
+	return m.GetHistogram().GetSampleCount()
 }
