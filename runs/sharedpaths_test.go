@@ -27,10 +27,11 @@ type fakeShared struct {
 	sweepErr error
 	swept    int
 	cutoffs  []time.Time
+	left     map[string][]time.Duration // per method, the time its context had left
 }
 
 func newFakeShared() *fakeShared {
-	return &fakeShared{recs: map[string]*Record{}, saves: map[string]int{}}
+	return &fakeShared{recs: map[string]*Record{}, saves: map[string]int{}, left: map[string][]time.Duration{}}
 }
 
 func (f *fakeShared) Save(_ context.Context, rec *Record) error {
@@ -53,9 +54,19 @@ func (f *fakeShared) Delete(_ context.Context, id string) error {
 	return nil
 }
 
-func (f *fakeShared) Load(_ context.Context, _, id string) (*Record, error) {
+// deadline notes how long a call's context has left.
+func (f *fakeShared) deadline(ctx context.Context, method string) {
+	if d, ok := ctx.Deadline(); ok {
+		f.left[method] = append(f.left[method], time.Until(d))
+	} else {
+		f.left[method] = append(f.left[method], -1)
+	}
+}
+
+func (f *fakeShared) Load(ctx context.Context, _, id string) (*Record, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.deadline(ctx, "Load")
 	if f.loadErr != nil {
 		return nil, f.loadErr
 	}
@@ -68,9 +79,10 @@ func (f *fakeShared) Load(_ context.Context, _, id string) (*Record, error) {
 	return &c, nil
 }
 
-func (f *fakeShared) List(context.Context, string) ([]*Record, error) {
+func (f *fakeShared) List(ctx context.Context, _ string) ([]*Record, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.deadline(ctx, "List")
 	if f.listErr != nil {
 		return nil, f.listErr
 	}
@@ -83,9 +95,10 @@ func (f *fakeShared) List(context.Context, string) ([]*Record, error) {
 	return out, nil
 }
 
-func (f *fakeShared) Sweep(_ context.Context, cutoff time.Time) (int, error) {
+func (f *fakeShared) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.deadline(ctx, "Sweep")
 	f.cutoffs = append(f.cutoffs, cutoff)
 	return f.swept, f.sweepErr
 }
@@ -286,5 +299,32 @@ func TestSharedStoreFailures(t *testing.T) {
 		assert.Equal(t, []Event{done.Events[0]}, collect(t, r, 0))
 		r.refresh(context.Background()) // a finished run is not read again
 		assert.Equal(t, StatusCompleted, r.Record().Status)
+	})
+}
+
+// Every call to a shared store is bounded by 30 s: reading a run, listing
+// runs, re-reading a remote run and sweeping. In virtual time.
+func TestSharedStoreCallsBoundedBy30s(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newFakeShared()
+		g := open(t, Config{Store: st, CheckpointInterval: time.Second, SweepInterval: time.Minute})
+		defer g.Close()
+		rec := &Record{ID: NewID(), Owner: "alice", What: "run_code", Status: StatusRunning, StartedAt: time.Now(), Updated: time.Now()}
+		st.put(rec)
+		r, err := g.Get("alice", rec.ID)
+		require.NoError(t, err)
+		_, _, err = g.List("alice", "", 10, "")
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(1500*time.Millisecond, cancel)    // no deadline of its own to pass on
+		assert.ErrorIs(t, r.Wait(ctx), context.Canceled) // re-reads it once, at 1 s
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		assert.Equal(t, []time.Duration{30 * time.Second, 30 * time.Second}, st.left["Load"], "Get, then the re-read")
+		assert.Equal(t, []time.Duration{30 * time.Second}, st.left["List"])
+		require.NotEmpty(t, st.left["Sweep"])
+		assert.Equal(t, 30*time.Second, st.left["Sweep"][0])
 	})
 }
