@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/skills"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -145,11 +146,15 @@ func (d *Dispatcher) visiblePage(call *Call, q skills.ListQuery) (skills.ListPag
 	}
 }
 
-// canSee reports whether the caller may see a skill. The built-in guide is
-// for everyone.
-func canSee(call *Call, name string) bool {
-	return name == skills.GuideName || call.Identity == nil || call.Identity.SeesSkill(name)
+// SeesSkill reports whether an identity may see a skill: the built-in
+// guide is for everyone, and without an auth file (nil) every skill is
+// seen. Every front door decides by it, so that they show the same skills.
+func SeesSkill(id *auth.Identity, name string) bool {
+	return name == skills.GuideName || id == nil || id.SeesSkill(name)
 }
+
+// canSee reports whether the caller may see a skill.
+func canSee(call *Call, name string) bool { return SeesSkill(call.Identity, name) }
 
 // checkSkill refuses a skill the caller may not see, before it is looked
 // up, so that the answer does not tell whether the skill exists.

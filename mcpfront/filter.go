@@ -75,13 +75,13 @@ func resourceVisible(id *sgauth.Identity, uri string) bool {
 		return false
 	}
 	if name := skillOfURI(uri); name != "" {
-		return id.AllowsMethod(dispatch.MethodReadSkillFile) && id.SeesSkill(name)
+		return id.AllowsMethod(dispatch.MethodReadSkillFile) && dispatch.SeesSkill(id, name)
 	}
 	return id.AllowsMethod(dispatch.MethodReadBlob)
 }
 
 func promptVisible(id *sgauth.Identity, name string) bool {
-	return id != nil && id.AllowsMethod(dispatch.MethodDescribeSkill) && id.SeesSkill(name)
+	return id != nil && id.AllowsMethod(dispatch.MethodDescribeSkill) && dispatch.SeesSkill(id, name)
 }
 
 func keep[T any](xs []T, ok func(T) bool) []T {

@@ -70,10 +70,9 @@ func seenBy(t *testing.T, cs *mcp.ClientSession) seen {
 	return s.withoutGuide()
 }
 
-// withoutGuide leaves out the built-in skills.protocol.guide, which
-// dispatch shows to every identity whatever its namespaces (checkSkill)
-// while this filter goes by namespace: the tests below are about the
-// skills of the catalog.
+// withoutGuide leaves out the built-in skills.protocol.guide, which every
+// identity sees whatever its namespaces (TestGuideOfferedWhateverTheNamespaces):
+// the tests below are about the skills of the catalog.
 func (s seen) withoutGuide() seen {
 	drop := func(xs []string) []string {
 		var out []string
@@ -258,4 +257,43 @@ func TestRateLimitedOnEveryKindOfRequest(t *testing.T) {
 	limited("blob", err)
 	_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "acme.b.guide"})
 	limited("prompt", err)
+}
+
+// The built-in guide is for every identity that may read skills, whatever
+// its namespaces, as it is through dispatch: an identity limited to acme
+// is offered the guide's prompt and files and gets them; one without
+// describe_skill and read_skill_file is offered neither.
+func TestGuideOfferedWhateverTheNamespaces(t *testing.T) {
+	g := newGateway(t, gatewayOptions{skillsDir: visibilitySkills(t), authFile: visibilityAuth()})
+	ctx := t.Context()
+	reader := g.client(t, tokenReader, nil)
+	var prompts, files []string
+	for p, err := range reader.Prompts(ctx, nil) {
+		require.NoError(t, err)
+		prompts = append(prompts, p.Name)
+	}
+	assert.Contains(t, prompts, skills.GuideName)
+	for r, err := range reader.Resources(ctx, nil) {
+		require.NoError(t, err)
+		if strings.HasPrefix(r.URI, "skill://"+skills.GuideName+"/") {
+			files = append(files, r.URI)
+		}
+	}
+	require.NotEmpty(t, files, "the guide's files are offered")
+	pr, err := reader.GetPrompt(ctx, &mcp.GetPromptParams{Name: skills.GuideName})
+	require.NoError(t, err)
+	assert.NotEmpty(t, pr.Messages)
+	rr, err := reader.ReadResource(ctx, &mcp.ReadResourceParams{URI: files[0]})
+	require.NoError(t, err)
+	assert.NotEmpty(t, rr.Contents)
+
+	runner := g.client(t, tokenRunner, nil)
+	for p, err := range runner.Prompts(ctx, nil) {
+		require.NoError(t, err)
+		assert.NotEqual(t, skills.GuideName, p.Name, "no describe_skill: no prompt")
+	}
+	_, err = runner.GetPrompt(ctx, &mcp.GetPromptParams{Name: skills.GuideName})
+	assert.Error(t, err)
+	_, err = runner.ReadResource(ctx, &mcp.ReadResourceParams{URI: files[0]})
+	assert.Error(t, err, "no read_skill_file: no file")
 }
