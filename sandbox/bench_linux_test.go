@@ -79,10 +79,10 @@ func benchRunCold(b *testing.B, ids IDMap) {
 
 // BenchmarkRunColdPaced is BenchmarkRunCold after a pause before each
 // run, as a call that comes after an agent's think time finds the host,
-// alternated with bare interpreter starts after the same pause. A start
-// hands off between four processes, each of which may find its CPU idle,
-// and its cgroup move may wait for a grace period (docs/operations.md):
-// "ratio" is the run's p50 over the bare start's, both from this run.
+// alternated with bare interpreter starts after the same pause. After a
+// pause, a start's cgroup move waits for a whole RCU grace period, long
+// when other work keeps the CPUs busy (docs/operations.md): "ratio" is
+// the run's p50 over the bare start's, both from this run.
 func BenchmarkRunColdPaced(b *testing.B) {
 	const pause = 50 * time.Millisecond
 	r := benchRunner(b, 0, IDMapAuto)

@@ -8,8 +8,10 @@ import (
 
 // Moving pid 1 into the run's cgroup takes the kernel's cgroup threadgroup
 // lock for writing. Unless the host favours dynamic cgroup changes, that
-// write waits for an RCU grace period: several milliseconds on an idle
-// host, on the path of every start (see docs/performance.md). The kernel
+// write waits for an RCU grace period, which lasts until every other CPU
+// has passed a quiescent state: up to a scheduler tick on each CPU busy
+// with other work. Moves made back to back share one; a start after a
+// pause waits for a whole one (see docs/performance.md). The kernel
 // boot option cgroup_favordynmods=true (Linux 6.7+, cgroup v1 and v2) or the
 // cgroup2 mount option favordynmods (6.0+) turns the wait off, at the cost
 // of slightly slower fork and exit.
