@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
@@ -23,14 +22,8 @@ import (
 // keep their answers.
 func TestHTTPDrainDeadlineAnswersInFlight(t *testing.T) {
 	e := newEnv(t, "")
-	entered := make(chan struct{}, 2)
-	release := make(chan struct{})
-	defer close(release)
-	e.d.Register("stuck", nil, func(context.Context, *dispatch.Call) (any, error) {
-		entered <- struct{}{}
-		<-release // ignores its context on purpose
-		return map[string]any{}, nil
-	})
+	entered, release := e.registerStuck(2)
+	defer release()
 	budget := session.NewBudget(0) // no limit: it shows when an answer is accepted
 	front := New(e.d.Front(metrics.FrontHTTP), Options{MaxBodyBytes: testMaxMessage, MaxResponseBytes: testMaxMessage, Budget: budget})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

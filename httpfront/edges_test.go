@@ -150,14 +150,8 @@ func TestHTTPExpiredClosesConnections(t *testing.T) {
 // only.
 func TestHTTPExpiredNotificationNotAnswered(t *testing.T) {
 	e := newEnv(t, "")
-	entered := make(chan struct{}, 2)
-	release := make(chan struct{})
-	defer close(release)
-	e.d.Register("stuck", nil, func(context.Context, *dispatch.Call) (any, error) {
-		entered <- struct{}{}
-		<-release // ignores its context on purpose
-		return map[string]any{}, nil
-	})
+	entered, release := e.registerStuck(2)
+	defer release()
 	front, srv := e.serveHTTP(Options{})
 	got := make(chan []byte, 1)
 	go func() {

@@ -160,3 +160,18 @@ func postRPC(t *testing.T, url, body string) (int, []byte) {
 func (e *env) fronts() []caller {
 	return []caller{framedCaller{e.t, e.framed()}, httpCaller{e.t, e.http.URL}}
 }
+
+// registerStuck registers the method "stuck", which ignores its context
+// and returns only once release is called; each call sends on entered
+// (room calls fit) when it has begun. Release before the test's servers
+// close: closing one waits for its handlers.
+func (e *env) registerStuck(room int) (entered <-chan struct{}, release func()) {
+	begun := make(chan struct{}, room)
+	done := make(chan struct{})
+	e.d.Register("stuck", nil, func(context.Context, *dispatch.Call) (any, error) {
+		begun <- struct{}{}
+		<-done // ignores its context on purpose
+		return map[string]any{}, nil
+	})
+	return begun, func() { close(done) }
+}

@@ -245,20 +245,8 @@ func TestListTiesAndOldCursor(t *testing.T) {
 	for _, id := range ids {
 		g.Start(id, "alice", "run_code", "", nil).Finish(StatusCompleted, json.RawMessage(`{}`))
 	}
-	var seen []string
-	cursor := ""
-	for range 5 {
-		page, next, err := g.List("alice", "", 1, cursor)
-		require.NoError(t, err)
-		for _, s := range page {
-			seen = append(seen, s.ID)
-		}
-		if next == "" {
-			break
-		}
-		cursor = next
-	}
-	assert.Equal(t, []string{"run_000000000000000a", "run_000000000000000b", "run_000000000000000c"}, seen)
+	assert.Equal(t, []string{"run_000000000000000a", "run_000000000000000b", "run_000000000000000c"},
+		listAll(t, g, "alice", 1, 5))
 
 	page, next, err := g.List("alice", "", 10, "1.run_0000000000000000")
 	require.NoError(t, err)

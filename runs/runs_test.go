@@ -184,20 +184,7 @@ func TestList(t *testing.T) {
 			r.Finish(StatusCompleted, json.RawMessage(`{}`))
 		}
 	}
-	var seen []string
-	cursor := ""
-	for range 10 {
-		page, next, err := g.List("alice", "", 2, cursor)
-		require.NoError(t, err)
-		for _, s := range page {
-			seen = append(seen, s.ID)
-		}
-		if next == "" {
-			break
-		}
-		cursor = next
-	}
-	require.Equal(t, ids, seen)
+	require.Equal(t, ids, listAll(t, g, "alice", 2, 10))
 	running, _, err := g.List("alice", StatusRunning, 10, "")
 	require.NoError(t, err)
 	require.Len(t, running, 2)
@@ -360,4 +347,24 @@ func followPressed(t *testing.T, r *Run, pressed func(sent int) bool) ([]Event, 
 			return nil
 		}))
 	return evs, got
+}
+
+// listAll pages through an identity's runs, size at a time, following the
+// cursor for at most pages pages, and returns their ids in order.
+func listAll(t *testing.T, g *Registry, identity string, size, pages int) []string {
+	t.Helper()
+	var seen []string
+	cursor := ""
+	for range pages {
+		page, next, err := g.List(identity, "", size, cursor)
+		require.NoError(t, err)
+		for _, s := range page {
+			seen = append(seen, s.ID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	return seen
 }
