@@ -86,7 +86,10 @@ func TestHTTPRejectingAtMost64(t *testing.T) {
 		}
 		require.True(t, answered, "round %d: refusals are answered again", round)
 		// That probe is being answered still, or done: wait until every
-		// rejecting goroutine is gone before the next round.
-		time.Sleep(200 * time.Millisecond)
+		// rejecting goroutine is gone before the next round (a fixed sleep
+		// would lose that race on a loaded machine).
+		ll := srv.Listener.(*limitListener)
+		require.Eventually(t, func() bool { return ll.refused.Load() == 0 }, 10*time.Second, 5*time.Millisecond,
+			"round %d: the rejecting goroutines end", round)
 	}
 }
