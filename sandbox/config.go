@@ -101,6 +101,9 @@ type Config struct {
 	// breakZygote makes the template fail at start: tests cover the
 	// fallback of ZygoteAuto.
 	breakZygote bool
+	// startFault, when it returns an error, fails a sandbox start with it:
+	// tests cover runs waiting on starts that fail.
+	startFault func() error
 	// forceRlimits makes a Runner limit memory and processes with rlimits
 	// even where it could use cgroups: tests cover that path as root too.
 	forceRlimits bool

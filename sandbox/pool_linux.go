@@ -1,12 +1,17 @@
 package sandbox
 
-import "time"
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+)
 
 // take returns a warm sandbox, or starts one when the pool is empty. The
 // caller kicks the refiller (see refillDelay). A run with network always
 // gets a new sandbox: its seccomp and Landlock rules are set before Python
 // starts, and the pool's are those of runs without network.
-func (r *Runner) take(network bool) (*sandbox, error) {
+func (r *Runner) take(ctx context.Context, network bool) (*sandbox, error) {
 	if network {
 		return r.spawn(true)
 	}
@@ -16,7 +21,7 @@ func (r *Runner) take(network bool) (*sandbox, error) {
 	if r.poolSize.Load() == 0 {
 		return r.spawn(false)
 	}
-	return r.race()
+	return r.race(ctx)
 }
 
 // takeWarm returns a pooled sandbox that can still take a job, or nil.
@@ -39,11 +44,40 @@ type started struct {
 	err error
 }
 
-// race starts a sandbox for a run that found the pool empty, but hands the
-// run whichever is ready first: its own, or one the refiller is finishing.
-// The loser goes to the pool.
-func (r *Runner) race() (*sandbox, error) {
+// race serves a run that found the pool empty with the first sandbox
+// ready. It starts one of its own only when no start is under way (the
+// refiller's may have failed); otherwise it waits for the starts under
+// way, and the refiller widens with the runs waiting (refillWidth). More
+// starts at once would not come sooner: they share the same cores and
+// finish later together, and the waiting run's latency is that of the
+// first to finish.
+func (r *Runner) race(ctx context.Context) (*sandbox, error) {
+	r.waiting.Add(1)
+	defer r.waiting.Add(-1)
 	r.kick()
+	for {
+		ended := r.starts.next()
+		if r.starts.begin(1) {
+			return r.raceOwn()
+		}
+		select {
+		case sb := <-r.pool:
+			if sb.idle() {
+				return sb, nil
+			}
+			r.teardown(sb)
+		case <-ended:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-r.closing:
+			return nil, ErrClosed
+		}
+	}
+}
+
+// raceOwn starts the run's own sandbox, its start already begun, and
+// hands the run whichever is ready first: that one or a pooled one.
+func (r *Runner) raceOwn() (*sandbox, error) {
 	own := make(chan started, 1)
 	r.starting.Add(1) // until the sandbox is the run's, pooled or gone
 	r.wg.Add(1)
@@ -56,6 +90,7 @@ func (r *Runner) race() (*sandbox, error) {
 		select {
 		case s := <-own:
 			r.starting.Add(-1)
+			r.starts.end()
 			return s.sb, s.err
 		case sb := <-r.pool:
 			if !sb.idle() {
@@ -65,10 +100,11 @@ func (r *Runner) race() (*sandbox, error) {
 			r.wg.Add(1)
 			go func() {
 				defer r.wg.Done()
-				defer r.starting.Add(-1)
 				if s := <-own; s.err == nil {
 					r.offer(s.sb)
 				}
+				r.starting.Add(-1)
+				r.starts.end()
 			}()
 			return sb, nil
 		}
@@ -96,78 +132,106 @@ func (r *Runner) kick() {
 	}
 }
 
-// refiller keeps the pool at poolSize sandboxes. It starts as many at
-// once as refillWidth allows (at least one), so the pool follows demand
-// without crowding out running jobs: while every worker runs, it starts
-// one at a time. Failed starts back off.
+// refiller keeps the pool at poolSize sandboxes, with up to refillWidth
+// starts under way, and begins the next as soon as one ends rather than
+// in batches: sandboxes become ready one after another instead of in
+// bunches with gaps between. Failed starts back off.
 func (r *Runner) refiller() {
 	defer close(r.refillDone)
+	done := make(chan error, maxStarts())
+	inflight := 0
 	backoff := 100 * time.Millisecond
+	var retry <-chan time.Time // set while backing off
 	for {
-		for deficit := r.poolDeficit(); deficit > 0 && !r.isClosing(); deficit = r.poolDeficit() {
-			if err := r.refillBatch(max(1, min(deficit, r.refillWidth()))); err != nil {
-				r.log.Error().Err(err).Msg("sandbox: warm start failed")
-				if !r.sleep(backoff) {
-					return
+		ended := r.starts.next()
+		if retry == nil && !r.isClosing() && r.poolDeficit() > inflight && r.starts.begin(r.refillWidth()) {
+			inflight++
+			r.starting.Add(1)
+			go func() {
+				sb, err := r.spawn(false)
+				if err == nil {
+					r.offer(sb)
 				}
-				backoff = min(2*backoff, 10*time.Second)
-				continue
-			}
-			backoff = 100 * time.Millisecond
+				r.starting.Add(-1)
+				r.starts.end() // after offer: a run it wakes finds the sandbox pooled
+				done <- err
+			}()
+			continue
 		}
 		select {
+		case err := <-done:
+			inflight--
+			if err == nil {
+				backoff = 100 * time.Millisecond
+				continue
+			}
+			r.log.Error().Err(err).Msg("sandbox: warm start failed")
+			if retry == nil {
+				retry = time.After(backoff)
+				backoff = min(2*backoff, 10*time.Second)
+			}
+		case <-retry:
+			retry = nil
+		case <-ended:
 		case <-r.refill:
 		case <-r.closing:
+			for ; inflight > 0; inflight-- {
+				<-done
+			}
 			return
 		}
 	}
 }
 
-// refillWidth is how many sandboxes to start at once: one per idle
-// worker; from a template one more, since such a start mostly waits on
-// forks and the cgroup move rather than using a core.
+// refillWidth is how many pool sandboxes may start at once: one per run
+// that waits for one (for a sandbox, or for a worker first), at least one
+// and at most maxStarts. With no run waiting, the refill never takes more
+// than a core from the runs in progress; a run waiting alone gets the next
+// sandbox soonest from a single start, which then has the cores to itself.
 func (r *Runner) refillWidth() int {
-	idle := r.cfg.Workers - int(r.running.Load())
-	if r.zygoteOn {
-		idle++
-	}
-	return idle
+	return min(max(1, int(r.waiting.Load()+r.queued.Load())), maxStarts())
 }
+
+// maxStarts bounds the pool sandboxes starting at once: one per CPU. A
+// start from a template is CPU work (forks, copy-on-write faults, fresh
+// namespaces); more at once than cores only makes each one, and the run
+// waiting for it, slower.
+func maxStarts() int { return max(1, runtime.NumCPU()) }
 
 func (r *Runner) poolDeficit() int { return int(r.poolSize.Load()) - len(r.pool) }
 
-// refillBatch starts n sandboxes at once and pools them (a run that raced
-// it may have filled the pool meanwhile: then the extra ones go).
-func (r *Runner) refillBatch(n int) error {
-	errs := make(chan error, n)
-	r.starting.Add(int64(n))
-	for range n {
-		go func() {
-			defer r.starting.Add(-1)
-			sb, err := r.spawn(false)
-			if err == nil {
-				r.offer(sb)
-			}
-			errs <- err
-		}()
-	}
-	var first error
-	for range n {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+// startGate counts the pool sandboxes starting, for refillWidth and for
+// race, and wakes those waiting whenever a start ends.
+type startGate struct {
+	mu    sync.Mutex
+	n     int
+	ended chan struct{} // closed, and replaced, when a start ends
 }
 
-// sleep waits d unless the Runner closes first.
-func (r *Runner) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.closing:
+func newStartGate() *startGate { return &startGate{ended: make(chan struct{})} }
+
+// begin counts a start if fewer than limit are under way.
+func (g *startGate) begin(limit int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n >= limit {
 		return false
 	}
+	g.n++
+	return true
+}
+
+func (g *startGate) end() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	close(g.ended)
+	g.ended = make(chan struct{})
+}
+
+// next returns a channel closed when a start now under way ends.
+func (g *startGate) next() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ended
 }

@@ -58,7 +58,12 @@ type Runner struct {
 	poolSize  atomic.Int64
 	warmBytes atomic.Int64
 
-	pool        chan *sandbox // ready sandboxes
+	pool chan *sandbox // ready sandboxes
+	// starts counts the pool sandboxes starting: the refiller's and
+	// those of runs that found the pool empty (race).
+	starts *startGate
+	// waiting counts the runs waiting for a pool sandbox to start.
+	waiting     atomic.Int64
 	refill      chan struct{}
 	refillDone  chan struct{}
 	landlockABI int
@@ -158,6 +163,7 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 		name:       cgroupPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]),
 		sem:        make(chan struct{}, cfg.Workers),
 		pool:       make(chan *sandbox, max(cfg.WarmPool, 1)),
+		starts:     newStartGate(),
 		refill:     make(chan struct{}, 1),
 		refillDone: make(chan struct{}),
 		closing:    make(chan struct{}),
@@ -290,11 +296,14 @@ func (r *Runner) Run(ctx context.Context, job Job) (*Result, error) {
 // runAcquired runs p on a worker already taken; the worker is released by
 // the teardown that follows in the background.
 func (r *Runner) runAcquired(ctx context.Context, p *plan) (*Result, error) {
-	sb, err := r.take(p.job.Egress != nil)
+	sb, err := r.take(ctx, p.job.Egress != nil)
 	if err != nil {
 		r.releaseSlot()
-		if r.isClosing() {
+		switch {
+		case r.isClosing():
 			return nil, ErrClosed
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			return nil, err // canceled while waiting for a sandbox
 		}
 		return failed(ErrTypeSandbox, err.Error()), nil
 	}

@@ -91,6 +91,11 @@ func (p *pipes) close() {
 // network it has an egress listener and the seccomp and Landlock rules of a
 // run with network; such sandboxes are started for one run, never pooled.
 func (r *Runner) spawn(network bool) (*sandbox, error) {
+	if r.cfg.startFault != nil {
+		if err := r.cfg.startFault(); err != nil {
+			return nil, err
+		}
+	}
 	sb := &sandbox{
 		network: network,
 		id:      "s" + strconv.FormatUint(r.seq.Add(1), 10),

@@ -1,0 +1,157 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStartGate(t *testing.T) {
+	g := newStartGate()
+	ended := g.next()
+	require.True(t, g.begin(2))
+	require.True(t, g.begin(2))
+	assert.False(t, g.begin(2), "a start beyond the limit")
+	assert.False(t, g.begin(1), "a start when one may be under way and two are")
+	select {
+	case <-ended:
+		t.Fatal("woken before a start ended")
+	default:
+	}
+	g.end()
+	select {
+	case <-ended:
+	default:
+		t.Fatal("a start's end wakes those waiting")
+	}
+	select {
+	case <-g.next():
+		t.Fatal("the next end is a new one")
+	default:
+	}
+	assert.True(t, g.begin(2), "the ended start's place is free")
+	g.end()
+	g.end()
+	assert.True(t, g.begin(1), "nothing under way")
+	g.end()
+}
+
+// TestPoolStartsFollowWaitingRuns: runs back to back that find the pool
+// empty never have more sandboxes starting than runs waiting (one per CPU
+// at most); one run alone waits for one start at a time.
+func TestPoolStartsFollowWaitingRuns(t *testing.T) {
+	for _, clients := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d at once", clients), func(t *testing.T) {
+			r := ownRunner(t, func(c *Config) { c.Workers, c.WarmPool = 2, 2 })
+			var most atomic.Int64
+			stop, stopped := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(stopped)
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(200 * time.Microsecond):
+					}
+					if n := int64(r.Stats().Starting); n > most.Load() {
+						most.Store(n)
+					}
+				}
+			}()
+			var wg sync.WaitGroup
+			for range clients {
+				wg.Go(func() {
+					for range 12 {
+						requireCompleted(t, run(t, r, trivialCode, nil))
+					}
+				})
+			}
+			wg.Wait()
+			close(stop)
+			<-stopped
+			assert.Positive(t, most.Load(), "starts were seen")
+			assert.LessOrEqual(t, most.Load(), int64(min(clients, runtime.NumCPU())), "sandboxes starting at once")
+		})
+	}
+}
+
+// TestRunWaitingForAStartIsCanceled: a run that found the pool empty
+// waits for the start under way instead of starting another, and its
+// context still ends the wait.
+func TestRunWaitingForAStartIsCanceled(t *testing.T) {
+	hold := make(chan struct{})
+	var armed atomic.Bool
+	var held atomic.Int64
+	r := ownRunner(t, func(c *Config) {
+		c.WarmPool = 1
+		c.startFault = func() error {
+			if !armed.Load() {
+				return nil
+			}
+			held.Add(1)
+			defer held.Add(-1)
+			<-hold
+			return nil
+		}
+	})
+	defer close(hold)
+	require.Eventually(t, func() bool { return r.Stats().WarmReady == 1 }, 30*time.Second, 10*time.Millisecond)
+	armed.Store(true)
+	requireCompleted(t, run(t, r, trivialCode, nil)) // the pooled one
+	require.Eventually(t, func() bool { return held.Load() == 1 }, 10*time.Second, time.Millisecond, "its refill holds")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx, Job{RunID: t.Name(), Code: trivialCode})
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return r.waiting.Load() == 1 }, 10*time.Second, time.Millisecond, "the run waits")
+	assert.Equal(t, int64(1), held.Load(), "no second start for one waiting run")
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a canceled run still waits for a sandbox")
+	}
+	// Its worker is free (the first run's goes once that sandbox is torn down).
+	assert.Eventually(t, func() bool { return r.Stats().Running == 0 }, 10*time.Second, time.Millisecond)
+}
+
+// TestFailingStartsReachTheWaitingRun: when starts fail, a run that finds
+// the pool empty gets the failure as a sandbox error, not a wait for the
+// refiller's back-off; once starts work again, runs do too.
+func TestFailingStartsReachTheWaitingRun(t *testing.T) {
+	var broken atomic.Bool
+	r := ownRunner(t, func(c *Config) {
+		c.WarmPool = 1
+		c.startFault = func() error {
+			if broken.Load() {
+				return errors.New("no room for a sandbox")
+			}
+			return nil
+		}
+	})
+	require.Eventually(t, func() bool { return r.Stats().WarmReady == 1 }, 30*time.Second, 10*time.Millisecond)
+	broken.Store(true)
+	requireCompleted(t, run(t, r, trivialCode, nil)) // the pooled one
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, err := r.Run(ctx, Job{RunID: t.Name(), Code: trivialCode})
+		cancel()
+		require.NoError(t, err)
+		require.Equal(t, StatusFailed, res.Status)
+		assert.Equal(t, ErrTypeSandbox, res.Error.Type)
+		assert.Contains(t, res.Error.Message, "no room for a sandbox")
+	}
+	broken.Store(false)
+	requireCompleted(t, run(t, r, trivialCode, nil))
+}
