@@ -14,7 +14,8 @@ import (
 //
 //	go test -run '^$' -bench 'RunTrivial|RunCold|BarePython' -benchtime 200x ./sandbox/
 //
-// BenchmarkRunSustained reports throughput instead.
+// BenchmarkRunSustained reports throughput instead; BenchmarkRunBackToBack
+// both, for one run in flight.
 
 // BenchmarkRunTrivial measures a trivial run_code through the warm pool,
 // from Run to Result. The pool is refilled outside the timed region, so
@@ -135,6 +136,30 @@ func benchRunSustained(b *testing.B, ids IDMap) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+}
+
+// BenchmarkRunBackToBack runs trivial jobs back to back from one
+// goroutine with the gateway's default pool (two per worker): the pool
+// drains and each run waits for the start under way. It reports the
+// latency (p50/p99) and the rate; compare with BenchmarkBarePython in the
+// same invocation.
+func BenchmarkRunBackToBack(b *testing.B) {
+	r := benchRunner(b, 4, IDMapAuto)
+	job := Job{RunID: "bench", Code: trivialCode}
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	begin := time.Now()
+	for range b.N {
+		start := time.Now()
+		res, err := r.Run(context.Background(), job)
+		lat = append(lat, time.Since(start))
+		if err != nil || res.Status != StatusCompleted {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "runs/s")
+	reportLatency(b, lat)
 }
 
 // BenchmarkBarePython is the yardstick: starting the bare interpreter.
