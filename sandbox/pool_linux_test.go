@@ -66,15 +66,20 @@ func TestPoolStartsFollowWaitingRuns(t *testing.T) {
 					}
 				}
 			}()
+			results := make(chan *Result, clients*12)
 			var wg sync.WaitGroup
 			for range clients {
 				wg.Go(func() {
 					for range 12 {
-						requireCompleted(t, run(t, r, trivialCode, nil))
+						results <- runTrivial(r)
 					}
 				})
 			}
 			wg.Wait()
+			close(results)
+			for res := range results {
+				requireCompleted(t, res)
+			}
 			close(stop)
 			<-stopped
 			assert.Positive(t, most.Load(), "starts were seen")
@@ -154,4 +159,80 @@ func TestFailingStartsReachTheWaitingRun(t *testing.T) {
 	}
 	broken.Store(false)
 	requireCompleted(t, run(t, r, trivialCode, nil))
+}
+
+// TestRunTakesTheFirstSandboxReady: a run that started a sandbox of its
+// own (nothing else was starting) takes a pooled one that is ready first,
+// and its own, once started, goes to the pool for the next run.
+func TestRunTakesTheFirstSandboxReady(t *testing.T) {
+	const (
+		pass = iota
+		fail
+		holdFirst
+	)
+	var mode atomic.Int32
+	hold := make(chan struct{})
+	var held, failed atomic.Int64
+	r := ownRunner(t, func(c *Config) {
+		c.Workers, c.WarmPool = 1, 1
+		c.startFault = func() error {
+			switch mode.Load() {
+			case fail:
+				failed.Add(1)
+				return errors.New("no room for a sandbox")
+			case holdFirst:
+				if held.Add(1) == 1 {
+					<-hold
+				}
+			}
+			return nil
+		}
+	})
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(hold)
+		}
+	}
+	defer release()
+	require.Eventually(t, func() bool { return r.Stats().WarmReady == 1 }, 30*time.Second, 10*time.Millisecond)
+	// Empty the pool while starts fail, until the refiller's back-off is
+	// 400 ms or more: then the first start is the next run's own.
+	mode.Store(fail)
+	requireCompleted(t, run(t, r, trivialCode, nil))
+	require.Eventually(t, func() bool { return failed.Load() >= 3 && r.Stats().Starting == 0 }, 10*time.Second, time.Millisecond)
+	mode.Store(holdFirst)
+	first, second := make(chan *Result, 1), make(chan *Result, 1)
+	go func() { first <- runTrivial(r) }()
+	require.Eventually(t, func() bool { return held.Load() == 1 && r.waiting.Load() == 1 }, 10*time.Second, time.Millisecond,
+		"the first run waits for its own start")
+	// A second run queues for the worker: the refiller widens to it once
+	// its back-off ends, and its sandbox is ready first.
+	go func() { second <- runTrivial(r) }()
+	select {
+	case res := <-first:
+		requireCompleted(t, res)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first run waited for its own start, held, though a pooled sandbox was ready")
+	}
+	assert.GreaterOrEqual(t, r.Stats().Starting, 1, "its own start is still held")
+	release()
+	select {
+	case res := <-second:
+		requireCompleted(t, res)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second run did not get the sandbox the first one started")
+	}
+	require.Eventually(t, func() bool { s := r.Stats(); return s.Starting == 0 && s.Running == 0 }, 30*time.Second, time.Millisecond)
+}
+
+// runTrivial runs the trivial job from any goroutine: an error comes back
+// as a failed result for the test's own goroutine to report.
+func runTrivial(r *Runner) *Result {
+	res, err := r.Run(context.Background(), Job{RunID: "pool", Code: trivialCode})
+	if err != nil {
+		return failed(ErrTypeSandbox, err.Error())
+	}
+	return res
 }
