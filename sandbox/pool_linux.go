@@ -21,7 +21,7 @@ func (r *Runner) take(ctx context.Context, network bool) (*sandbox, error) {
 	if r.poolSize.Load() == 0 {
 		return r.spawn(false)
 	}
-	return r.race(ctx)
+	return r.awaitStart(ctx)
 }
 
 // takeWarm returns a pooled sandbox that can still take a job, or nil.
@@ -44,14 +44,14 @@ type started struct {
 	err error
 }
 
-// race serves a run that found the pool empty with the first sandbox
+// awaitStart serves a run that found the pool empty with the first sandbox
 // ready. It starts one of its own only when no start is under way (the
 // refiller's may have failed); otherwise it waits for the starts under
 // way, and the refiller widens with the runs waiting (refillWidth). More
 // starts at once would not come sooner: they share the same cores and
 // finish later together, and the waiting run's latency is that of the
 // first to finish.
-func (r *Runner) race(ctx context.Context) (*sandbox, error) {
+func (r *Runner) awaitStart(ctx context.Context) (*sandbox, error) {
 	r.waiting.Add(1)
 	defer r.waiting.Add(-1)
 	r.kick()
@@ -201,7 +201,7 @@ func maxStarts() int { return max(1, runtime.NumCPU()) }
 func (r *Runner) poolDeficit() int { return int(r.poolSize.Load()) - len(r.pool) }
 
 // startGate counts the pool sandboxes starting, for refillWidth and for
-// race, and wakes those waiting whenever a start ends.
+// awaitStart, and wakes those waiting whenever a start ends.
 type startGate struct {
 	mu    sync.Mutex
 	n     int

@@ -60,7 +60,7 @@ type Runner struct {
 
 	pool chan *sandbox // ready sandboxes
 	// starts counts the pool sandboxes starting: the refiller's and
-	// those of runs that found the pool empty (race).
+	// those of runs that found the pool empty (awaitStart).
 	starts *startGate
 	// waiting counts the runs waiting for a pool sandbox to start.
 	waiting     atomic.Int64
