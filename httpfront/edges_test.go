@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -60,7 +61,7 @@ func TestHTTPFormPostWithCredentialRefused(t *testing.T) {
 func TestHTTPLoopbackHostEdges(t *testing.T) {
 	e := newEnv(t, "")
 	c := rawRequest(t, hostOf(e.http), "POST /rpc HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: "+
-		itoa(len(listCall))+"\r\n\r\n"+listCall)
+		strconv.Itoa(len(listCall))+"\r\n\r\n"+listCall)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	require.NoError(t, err)
 	var a rpcAnswer
@@ -73,8 +74,6 @@ func TestHTTPLoopbackHostEdges(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, "%s", out)
 	assert.Equal(t, "ok", a.code())
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // A body that cannot be read (a malformed chunked encoding) is a parse
 // error naming the reason, 400.
