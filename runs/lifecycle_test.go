@@ -278,3 +278,31 @@ func TestOpenRetentionBoundary(t *testing.T) {
 	assert.Equal(t, kept.ID, recs[0].ID)
 	assert.Empty(t, buf.String())
 }
+
+// Finished runs expire one by one in the order they finished, loaded
+// ones (in whatever order the store lists them) before those that finish
+// later, each exactly a retention after it finished.
+func TestExpiryFollowsFinishTimes(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	st := NewMemoryStore()
+	for _, ago := range []time.Duration{50 * time.Minute, 10 * time.Minute, 30 * time.Minute, 20 * time.Minute, 40 * time.Minute} {
+		require.NoError(t, st.Save(context.Background(), &Record{ID: NewID(), Owner: "alice", What: "run_code",
+			Status: StatusCompleted, StartedAt: now.Add(-2 * time.Hour), FinishedAt: now.Add(-ago)}))
+	}
+	g := open(t, Config{Store: st, Now: func() time.Time { return now }, Retention: time.Hour})
+	g.Start(NewID(), "alice", "run_code", "", nil).Finish(StatusCompleted, json.RawMessage(`{}`))
+	left := func() (listed, stored int) {
+		page, _, err := g.List("alice", "", 100, "")
+		require.NoError(t, err)
+		recs, err := st.LoadAll(context.Background())
+		require.NoError(t, err)
+		return len(page), len(recs)
+	}
+	start := now
+	for i, want := range []int{6, 5, 4, 3, 2, 1, 0} {
+		now = start.Add(time.Duration(i)*10*time.Minute + 5*time.Minute)
+		listed, stored := left()
+		assert.Equal(t, want, listed, "listed at +%s", now.Sub(start))
+		assert.Equal(t, want, stored, "stored at +%s", now.Sub(start))
+	}
+}

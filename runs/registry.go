@@ -70,6 +70,10 @@ type Registry struct {
 
 	mu   sync.Mutex
 	runs map[string]*Run // guarded by mu; live and retained finished runs
+	// finishedOrder holds the finished runs in the order they finished,
+	// which is the order they expire in (one Retention for all): prune
+	// looks at its front, not at every retained run. Guarded by mu.
+	finishedOrder []*Run
 
 	stopLoops context.CancelFunc // nil without a SharedStore
 	loops     sync.WaitGroup
@@ -105,8 +109,11 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 			_ = cfg.Store.Delete(ctx, rec.ID)
 			continue
 		}
-		g.runs[rec.ID] = loaded(g, rec)
+		r := loaded(g, rec)
+		g.runs[rec.ID] = r
+		g.finishedOrder = append(g.finishedOrder, r)
 	}
+	slices.SortFunc(g.finishedOrder, func(a, b *Run) int { return a.rec.FinishedAt.Compare(b.rec.FinishedAt) })
 	return g, nil
 }
 
@@ -173,7 +180,12 @@ func (g *Registry) Discard(r *Run) {
 	}
 }
 
-func (g *Registry) finished(r *Run, rec *Record) { g.saveRun(r, rec) }
+func (g *Registry) finished(r *Run, rec *Record) {
+	g.mu.Lock()
+	g.finishedOrder = append(g.finishedOrder, r)
+	g.mu.Unlock()
+	g.saveRun(r, rec)
+}
 
 func (g *Registry) save(rec *Record) {
 	if err := g.cfg.Store.Save(context.Background(), rec); err != nil {
@@ -202,16 +214,25 @@ func (g *Registry) expired(r *Run) bool {
 	return r.rec.Status != StatusRunning && g.now().Sub(r.rec.FinishedAt) > g.cfg.Retention
 }
 
-// prune forgets the finished runs past retention.
+// prune forgets the finished runs past retention: those at the front of
+// finishedOrder, so that a Start costs the same with a million runs
+// retained as with none.
 func (g *Registry) prune() {
 	g.mu.Lock()
 	var gone []string
-	for id, r := range g.runs {
-		if g.expired(r) {
-			delete(g.runs, id)
-			gone = append(gone, id)
+	n := 0
+	for _, r := range g.finishedOrder {
+		if !g.expired(r) {
+			break
+		}
+		n++
+		if g.runs[r.rec.ID] == r {
+			delete(g.runs, r.rec.ID)
+			gone = append(gone, r.rec.ID)
 		}
 	}
+	clear(g.finishedOrder[:n]) // the array keeps no expired run alive
+	g.finishedOrder = g.finishedOrder[n:]
 	g.mu.Unlock()
 	if g.sharedStore() != nil {
 		return // the sweep deletes shared records, whoever ran them
