@@ -79,7 +79,6 @@ func (r *Runner) awaitStart(ctx context.Context) (*sandbox, error) {
 // hands the run whichever is ready first: that one or a pooled one.
 func (r *Runner) raceOwn() (*sandbox, error) {
 	own := make(chan started, 1)
-	r.starting.Add(1) // until the sandbox is the run's, pooled or gone
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -89,7 +88,6 @@ func (r *Runner) raceOwn() (*sandbox, error) {
 	for {
 		select {
 		case s := <-own:
-			r.starting.Add(-1)
 			r.starts.end()
 			return s.sb, s.err
 		case sb := <-r.pool:
@@ -103,7 +101,6 @@ func (r *Runner) raceOwn() (*sandbox, error) {
 				if s := <-own; s.err == nil {
 					r.offer(s.sb)
 				}
-				r.starting.Add(-1)
 				r.starts.end()
 			}()
 			return sb, nil
@@ -146,13 +143,11 @@ func (r *Runner) refiller() {
 		ended := r.starts.next()
 		if retry == nil && !r.isClosing() && r.poolDeficit() > inflight && r.starts.begin(r.refillWidth()) {
 			inflight++
-			r.starting.Add(1)
 			go func() {
 				sb, err := r.spawn(false)
 				if err == nil {
 					r.offer(sb)
 				}
-				r.starting.Add(-1)
 				r.starts.end() // after offer: a run it wakes finds the sandbox pooled
 				done <- err
 			}()
@@ -200,7 +195,7 @@ func maxStarts() int { return max(1, runtime.NumCPU()) }
 
 func (r *Runner) poolDeficit() int { return int(r.poolSize.Load()) - len(r.pool) }
 
-// startGate counts the pool sandboxes starting, for refillWidth and for
+// startGate counts the pool sandboxes starting, for refillWidth, Stats and
 // awaitStart, and wakes those waiting whenever a start ends.
 type startGate struct {
 	mu    sync.Mutex
@@ -227,6 +222,13 @@ func (g *startGate) end() {
 	g.n--
 	close(g.ended)
 	g.ended = make(chan struct{})
+}
+
+// count is the number of starts under way (Stats.Starting).
+func (g *startGate) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
 }
 
 // next returns a channel closed when a start now under way ends.

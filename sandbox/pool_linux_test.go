@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -165,25 +166,20 @@ func TestFailingStartsReachTheWaitingRun(t *testing.T) {
 // own (nothing else was starting) takes a pooled one that is ready first,
 // and its own, once started, goes to the pool for the next run.
 func TestRunTakesTheFirstSandboxReady(t *testing.T) {
-	const (
-		pass = iota
-		fail
-		holdFirst
-	)
-	var mode atomic.Int32
+	var armed, refillBroken atomic.Bool
 	hold := make(chan struct{})
-	var held, failed atomic.Int64
+	var held atomic.Int64
 	r := ownRunner(t, func(c *Config) {
 		c.Workers, c.WarmPool = 1, 1
 		c.startFault = func() error {
-			switch mode.Load() {
-			case fail:
-				failed.Add(1)
-				return errors.New("no room for a sandbox")
-			case holdFirst:
+			switch {
+			case !armed.Load():
+			case runsOwnStart():
 				if held.Add(1) == 1 {
-					<-hold
+					<-hold // the first run's own start
 				}
+			case refillBroken.Load():
+				return errors.New("no room for a sandbox")
 			}
 			return nil
 		}
@@ -197,19 +193,19 @@ func TestRunTakesTheFirstSandboxReady(t *testing.T) {
 	}
 	defer release()
 	require.Eventually(t, func() bool { return r.Stats().WarmReady == 1 }, 30*time.Second, 10*time.Millisecond)
-	// Empty the pool while starts fail, until the refiller's back-off is
-	// 400 ms or more: then the first start is the next run's own.
-	mode.Store(fail)
+	// The refiller's starts fail: the pool stays empty once its sandbox
+	// is taken, and the next run starts its own when none is under way.
+	armed.Store(true)
+	refillBroken.Store(true)
 	requireCompleted(t, run(t, r, trivialCode, nil))
-	require.Eventually(t, func() bool { return failed.Load() >= 3 && r.Stats().Starting == 0 }, 10*time.Second, time.Millisecond)
-	mode.Store(holdFirst)
 	first, second := make(chan *Result, 1), make(chan *Result, 1)
 	go func() { first <- runTrivial(r) }()
 	require.Eventually(t, func() bool { return held.Load() == 1 && r.waiting.Load() == 1 }, 10*time.Second, time.Millisecond,
 		"the first run waits for its own start")
 	// A second run queues for the worker: the refiller widens to it once
-	// its back-off ends, and its sandbox is ready first.
+	// its back-off ends, and its sandbox, no longer refused, is ready first.
 	go func() { second <- runTrivial(r) }()
+	refillBroken.Store(false)
 	select {
 	case res := <-first:
 		requireCompleted(t, res)
@@ -235,4 +231,11 @@ func runTrivial(r *Runner) *Result {
 		return failed(ErrTypeSandbox, err.Error())
 	}
 	return res
+}
+
+// runsOwnStart reports whether this start is a run's own (raceOwn's)
+// rather than the refiller's.
+func runsOwnStart() bool {
+	buf := make([]byte, 4096)
+	return strings.Contains(string(buf[:runtime.Stack(buf, false)]), ".raceOwn.")
 }

@@ -41,9 +41,6 @@ type Runner struct {
 	sem     chan struct{} // one token per running run
 	queued  atomic.Int64
 	running atomic.Int64
-	// starting counts sandbox starts for the pool or for a run that found
-	// it empty, until the sandbox is pooled, taken or torn down.
-	starting atomic.Int64
 
 	// The template, when sandboxes are forked from one (zygoteOn).
 	zygoteOn       bool
@@ -382,7 +379,7 @@ func (r *Runner) teardown(sb *sandbox) {
 
 // Stats returns the current load.
 func (r *Runner) Stats() Stats {
-	return Stats{Running: int(r.running.Load()), Queued: int(r.queued.Load()), WarmReady: len(r.pool), Starting: int(r.starting.Load())}
+	return Stats{Running: int(r.running.Load()), Queued: int(r.queued.Load()), WarmReady: len(r.pool), Starting: r.starts.count()}
 }
 
 // WarmSandboxBytes is the memory one warm sandbox takes (the sum of its
