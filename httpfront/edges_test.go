@@ -60,14 +60,9 @@ func TestHTTPFormPostWithCredentialRefused(t *testing.T) {
 // same name.
 func TestHTTPLoopbackHostEdges(t *testing.T) {
 	e := newEnv(t, "")
-	c := rawRequest(t, hostOf(e.http), "POST /rpc HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: "+
+	status, a := rawAnswer(t, hostOf(e.http), "POST /rpc HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: "+
 		strconv.Itoa(len(listCall))+"\r\n\r\n"+listCall)
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	require.NoError(t, err)
-	var a rpcAnswer
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
-	_ = resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "ok", a.code())
 
 	status, a, out := post(t, e.http.URL, listCall, map[string][]string{"Host": {"LOCALHOST.:8080"}})
@@ -79,14 +74,9 @@ func TestHTTPLoopbackHostEdges(t *testing.T) {
 // error naming the reason, 400.
 func TestHTTPUnreadableBody(t *testing.T) {
 	e := newEnv(t, "")
-	c := rawRequest(t, hostOf(e.http), "POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"+
+	status, a := rawAnswer(t, hostOf(e.http), "POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"+
 		"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	require.NoError(t, err)
-	var a rpcAnswer
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
-	_ = resp.Body.Close()
-	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, http.StatusBadRequest, status)
 	assert.Equal(t, "JSONRPC_PARSE_ERROR", a.code())
 	assert.Contains(t, a.Error.Data.Details, "chunk")
 }
@@ -222,4 +212,15 @@ func TestHTTPNoResponseLimit(t *testing.T) {
 	assert.Greater(t, len(out), 90<<10)
 	_, a, out := post(t, srv.URL, strings.TrimSuffix(strings.TrimPrefix(readBlobBatch(id, 1, 30<<10), "["), "]"), nil)
 	assert.Equal(t, "ok", a.code(), "%s", out[:min(len(out), 200)])
+}
+
+// rawAnswer sends a request as written and decodes the JSON-RPC answer.
+func rawAnswer(t *testing.T, addr, request string) (int, rpcAnswer) {
+	t.Helper()
+	resp, err := http.ReadResponse(bufio.NewReader(rawRequest(t, addr, request)), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var a rpcAnswer
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+	return resp.StatusCode, a
 }

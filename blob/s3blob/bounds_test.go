@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/blobtest"
 	"github.com/skillgate/skillgate/internal/scaleouttest"
+	"github.com/skillgate/skillgate/internal/testlog"
 )
 
 // A ranged read asks S3 for exactly the bytes it returns, and the ends of
@@ -156,9 +158,9 @@ func TestS3SweepTTL(t *testing.T) {
 
 	t.Run("log", func(t *testing.T) {
 		clock := blobtest.NewClock()
-		var logs logBuffer
+		var logs testlog.Buffer
 		opts := testOptions(m, "ttl", "log", clock)
-		opts.TTL, opts.Logger = time.Hour, logs.logger()
+		opts.TTL, opts.Logger = time.Hour, zerolog.New(&logs).Level(zerolog.DebugLevel)
 		st := open(t, opts)
 		assert.NotContains(t, logs.String(), "blob sweep at open", "the sweep at open succeeded")
 		_, err := st.Put(ctx, st.NewID(), blob.PutOptions{Kind: "text/plain"}, strings.NewReader("expires"))

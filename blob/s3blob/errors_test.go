@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/skillgate/skillgate/blob/blobtest"
 	"github.com/skillgate/skillgate/blob/s3blob"
 	"github.com/skillgate/skillgate/internal/scaleouttest"
+	"github.com/skillgate/skillgate/internal/testlog"
 )
 
 func TestParseURL(t *testing.T) {
@@ -291,9 +293,9 @@ func TestS3UploadsListingRefused(t *testing.T) {
 			`<Message>Access Denied.</Message><BucketName>refused</BucketName><Resource>/refused</Resource></Error>`)
 		return true
 	})
-	var logs logBuffer
+	var logs testlog.Buffer
 	opts := testOptions(m, "refused", "r", blobtest.NewClock())
-	opts.Endpoint, opts.Logger = proxy.URL, logs.logger()
+	opts.Endpoint, opts.Logger = proxy.URL, zerolog.New(&logs).Level(zerolog.DebugLevel)
 	st := open(t, opts)
 	assert.Contains(t, logs.String(), `"message":"blob sweep at open"`)
 	assert.Contains(t, logs.String(), "Access Denied")

@@ -1,7 +1,6 @@
 package s3blob_test
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/blob/blobtest"
@@ -48,26 +46,6 @@ func open(t *testing.T, opts s3blob.Options) *s3blob.Store {
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
-
-// logBuffer collects a store's log lines; safe for concurrent writes.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() zerolog.Logger { return zerolog.New(b).Level(zerolog.DebugLevel) }
 
 // recordingProxy forwards every request to the real MinIO behind it and
 // records the Range header of each GET; an interceptor, when set, may
