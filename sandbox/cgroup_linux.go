@@ -283,7 +283,11 @@ func (cg *runCgroup) destroy() error {
 func removeCgroup(dir string) error {
 	delay := time.Millisecond
 	for attempt := 0; ; attempt++ {
-		killCgroup(dir)
+		// A run's cgroup is usually empty by now (its pid 1 is reaped, so
+		// its pid namespace is gone): kill only what keeps it busy.
+		if attempt > 0 {
+			killCgroup(dir)
+		}
 		err := os.Remove(dir)
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -291,8 +295,10 @@ func removeCgroup(dir string) error {
 		if attempt == 12 {
 			return fmt.Errorf("remove cgroup %s: %w", dir, err)
 		}
-		time.Sleep(delay)
-		delay = min(2*delay, 200*time.Millisecond)
+		if attempt > 0 {
+			time.Sleep(delay)
+			delay = min(2*delay, 200*time.Millisecond)
+		}
 	}
 }
 

@@ -32,13 +32,15 @@
 // self-check), the same sandbox is forked instead: one long-lived Python
 // per Runner (the template, runtime/_zygote.py), in a user and a mount
 // namespace of its own with the runtime imported, clones each pid 1
-// straight into fresh namespaces. pid 1 binds a read-only tree the
-// template built once, adds the run's own /proc, tmpfs and job, pivots,
-// is moved into the run's cgroup by the gateway, enters a new cgroup
-// namespace and forks the job process, which drops every privilege,
-// applies the Landlock and seccomp rules the gateway computed and waits
-// for its job as a freshly started interpreter would. Runs with an Egress
-// always start from scratch.
+// straight into fresh namespaces. pid 1 is moved into the run's cgroup by
+// the gateway and forks the job process, then only reaps and reports: each
+// page a forked process touches is a copy, so pid 1 touches few. The job
+// process enters a new cgroup namespace, binds a read-only tree the
+// template built once, adds the run's own /proc, tmpfs and job, pivots
+// (pid 1 moves along), drops every privilege, applies the Landlock and
+// seccomp rules the gateway computed and waits for its job as a freshly
+// started interpreter would. Runs with an Egress always start from
+// scratch.
 //
 // # Inside
 //

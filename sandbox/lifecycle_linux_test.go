@@ -98,3 +98,50 @@ func TestDeadWarmSandboxIsNotUsed(t *testing.T) {
 	require.Eventually(t, func() bool { return !sb.idle() }, 20*time.Second, time.Millisecond)
 	assertHealthyAndClean(t, r)
 }
+
+// orphansCode double-forks n times: each grandchild outlives its parent
+// and is re-parented to pid 1, which must reap it. More orphans than the
+// run's process limit (Pids, and RLIMIT_NPROC where that stands in)
+// leave zombies that fail a fork unless pid 1 reaps them as they come.
+const orphansCode = `import os, time
+
+def zombies():
+    found = []
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.rindex(')') + 2] == 'Z':
+            found.append(int(d))
+    return found
+
+def main(args):
+    for _ in range(args['n']):
+        child = os.fork()
+        if child == 0:
+            if os.fork() == 0:
+                time.sleep(0.001)
+            os._exit(0)
+        os.waitpid(child, 0)
+    deadline = time.monotonic() + 5
+    while zombies() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return {"zombies": zombies()}
+`
+
+// TestOrphansAreReaped: pid 1 reaps the processes re-parented to it, from
+// the template and from scratch alike.
+func TestOrphansAreReaped(t *testing.T) {
+	for _, mode := range []ZygoteMode{ZygoteOn, ZygoteOff} {
+		t.Run(string(mode), func(t *testing.T) {
+			r := ownRunner(t, func(c *Config) { c.Zygote, c.WarmPool = mode, 0 })
+			res := run(t, r, orphansCode, map[string]int{"n": 2 * r.cfg.Pids})
+			requireCompleted(t, res)
+			assert.JSONEq(t, `{"zombies": []}`, string(res.Output))
+		})
+	}
+}

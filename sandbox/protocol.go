@@ -47,7 +47,7 @@ const (
 
 // initConfig is what the host tells the sandbox's pid 1.
 type initConfig struct {
-	RootDir        string `json:"root_dir"` // host dir the new root is mounted on
+	RootDir        string `json:"root_dir"` // host dir the new root is mounted on (a template's sandboxes use one of its own)
 	JobDir         string `json:"job_dir"`  // host dir bound read-only at /job
 	LibDir         string `json:"lib_dir"`  // host dir bound read-only at /opt/skillgate
 	Python         string `json:"python"`

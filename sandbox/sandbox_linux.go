@@ -26,6 +26,7 @@ const spawnTimeout = 30 * time.Second
 type sandbox struct {
 	id       string
 	dir      string // host directory, private to the sandbox's root uid
+	rootDir  string // from scratch: the host mount point of its root
 	jobDir   string // bound read-only at /job
 	cg       *runCgroup
 	cmd      *exec.Cmd
@@ -111,6 +112,10 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 	sb.timeline.mark(phaseBegin)
 	sb.dir = filepath.Join(r.dir, sb.id)
 	sb.jobDir = filepath.Join(sb.dir, "job")
+	fromTemplate := r.zygoteOn && !network
+	if !fromTemplate {
+		sb.rootDir = filepath.Join(sb.dir, "root")
+	}
 	if err := r.makeSandboxDir(sb); err != nil {
 		return nil, err
 	}
@@ -122,7 +127,7 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 	sb.cg = cg
 	sb.timeline.mark(phasePrepared)
 	start := sb.start
-	if r.zygoteOn && !network {
+	if fromTemplate {
 		start = sb.startFromZygote
 	}
 	if err := start(r); err != nil {
@@ -132,13 +137,17 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 	return sb, nil
 }
 
-// makeSandboxDir creates the sandbox's host directory: root/ (the mount
-// point of its root tmpfs) and job/. Only the sandbox's root (and host
-// root) may enter it.
+// makeSandboxDir creates the sandbox's host directory: job/ and, for a
+// sandbox started from scratch, root/ (the mount point of its root; a
+// template's sandboxes mount theirs on a point of the template's own
+// mount namespace). Only the sandbox's root (and host root) may enter it.
 func (r *Runner) makeSandboxDir(sb *sandbox) error {
 	err := mkdirMode(sb.dir, 0o700)
+	if err == nil && sb.rootDir != "" {
+		err = mkdirMode(sb.rootDir, 0o755)
+	}
 	if err == nil {
-		err = errors.Join(mkdirMode(filepath.Join(sb.dir, "root"), 0o755), mkdirMode(sb.jobDir, 0o755))
+		err = mkdirMode(sb.jobDir, 0o755)
 	}
 	if err == nil && r.mode == ModeRoot {
 		err = os.Chown(sb.dir, int(r.cfg.UIDBase), int(r.cfg.UIDBase))
@@ -289,7 +298,7 @@ func (r *Runner) initCommand(child [6]*os.File) *exec.Cmd {
 
 func (r *Runner) initConfig(sb *sandbox) initConfig {
 	c := initConfig{
-		RootDir:        filepath.Join(sb.dir, "root"),
+		RootDir:        sb.rootDir,
 		JobDir:         sb.jobDir,
 		LibDir:         r.libDir,
 		Python:         r.cfg.Python,

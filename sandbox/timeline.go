@@ -14,8 +14,8 @@ const (
 	phasePrepared        // host: directory and cgroup made
 	phaseForked          // host: pid 1 exists (clone, id maps, exec); from scratch only
 	phaseEntered         // inside: the sandbox's pid 1 runs its own code (from a template: cloned)
-	phaseRoot            // inside: namespaces, mounts and pivot_root done
-	phasePython          // inside: the Python that will run the job exists
+	phaseRoot            // inside: namespaces, mounts and pivot_root done (template: also the cgroup move and the job process's fork)
+	phasePython          // inside: the Python that will run the job exists (template: it dropped its privileges)
 	phaseReady           // host: Python reported ready (interpreter and runtime imported)
 	numPhases
 )

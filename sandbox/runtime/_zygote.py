@@ -21,7 +21,6 @@ import gc
 import json
 import os
 import resource
-import select
 import signal
 import socket
 import struct
@@ -116,16 +115,23 @@ def template_main():
     if sock.recv(1) != b"M":
         os._exit(1)
     args = json.loads(sys.argv[3])  # after the template's marker and the Runner's name
-    global TEMPLATE, SECCOMP_PROG, ARG_AREA, LANDLOCK_RULES, LAST_CAP
+    global TEMPLATE, SECCOMP_PROG, ARG_AREA, LANDLOCK_RULES, LAST_CAP, CLONE_NR, PID1_CMDLINE
     TEMPLATE = args
+    CLONE_NR = args["sys"]["clone"]
     SECCOMP_PROG = seccomp_prog(args["seccomp"])
     ARG_AREA = arg_area()
+    # The Runner's name marks its pid 1s, as it does those started from
+    # scratch (the template's own marker is another).
+    PID1_CMDLINE = cmdline_bytes("%s\0%s\0%s" % (sys.executable, INIT_VERB, sys.argv[2]))
     LANDLOCK_RULES = landlock_rules(args.get("landlock") or {})
     LAST_CAP = last_cap()
     lib = args["lib_dir"]
     _setattr_nr[0] = args["sys"]["mount_setattr"]
     reset_ignored_signals(args["sys"]["rt_sigaction"])
     prctl(PR_SET_DUMPABLE, 0)
+    # pid 1 starts with the template's working directory: "/" is the one
+    # the job process's pivot_root moves along to the run's root.
+    os.chdir("/")
     # Its own mount namespace: the runtime is imported from the path it
     # has inside every sandbox, so that tracebacks and lazy imports agree;
     # the read-only part of every sandbox's root is built here once.
@@ -174,23 +180,20 @@ def reap(pids):
 def spawn(sock, fds, msg):
     """Clones the sandbox's pid 1 straight into fresh mount, pid, network,
     IPC and UTS namespaces and tells the gateway its pid. The configuration
-    is parsed by pid 1: every object the template makes after its first
-    fork is a page copied while sandboxes still share it."""
+    is parsed by the job process: every object the template makes after
+    its first fork is a page copied while sandboxes still share it."""
     status = fds[1]
     try:
-        pid = clone(TEMPLATE["sys"]["clone"], CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+        pid = clone(CLONE_NR, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     except SetupError as exc:
         send(status, {"ev": "error", "msg": str(exc)})
         return
     if pid == 0:
         try:
-            stamps = [now()]
-            sock.close()
-            cfg = json.loads(msg[1:])
-            # The Runner's name marks its pid 1s, as it does those started
-            # from scratch (the template's own marker is another).
-            set_cmdline("%s\0%s\0%s" % (sys.executable, INIT_VERB, cfg["runner"]))
-            pid1(cfg, fds, stamps)
+            entered = now()
+            os.close(SOCK_FD)
+            ctypes.memmove(ARG_AREA[0], PID1_CMDLINE, len(PID1_CMDLINE))
+            pid1(msg, fds, entered)
         except BaseException as exc:
             fail(status, exc)
         os._exit(1)
@@ -237,13 +240,17 @@ def arg_area():
     return int(fields[45]), int(fields[46])
 
 
-def set_cmdline(text):
-    """Rewrites this process's command line in place (what ps and
+def cmdline_bytes(text):
+    """What rewrites this process's command line in place (what ps and
     /proc/PID/cmdline show), within the room the template's own had."""
     start, end = ARG_AREA
     buf = text.encode()[:end - start - 1]
-    buf += b"\0" * (end - start - len(buf))
-    ctypes.memmove(start, buf, len(buf))
+    return buf + b"\0" * (end - start - len(buf))
+
+
+def set_cmdline(text):
+    buf = cmdline_bytes(text)
+    ctypes.memmove(ARG_AREA[0], buf, len(buf))
 
 
 def last_cap():
@@ -280,35 +287,26 @@ def fail(status, exc):
 # --- pid 1 of the sandbox --------------------------------------------------
 
 
-def pid1(cfg, fds, stamps):
+def pid1(msg, fds, entered):
+    """pid 1 does as little as it can: each object it touches is a page
+    copied from the template, and again when the job process touches it.
+    It waits to be moved into the run's cgroup, forks the job process,
+    which builds the root, and supervises it."""
     ctl, status, stdout, job, result, stderr = fds
     os.setsid()
-    build_root(cfg)
-    check(libc.sethostname(HOSTNAME.encode(), len(HOSTNAME)), "sethostname")
-    set_rlimits(cfg)
-    # The gateway moves this process into the run's cgroup while the root
-    # is built, then says so; a new cgroup namespace then hides the host's
-    # cgroup path.
     if read_full(ctl, 1) != b"A":
         raise SetupError("no cgroup")
-    check(libc.unshare(CLONE_NEWCGROUP), "unshare cgroup namespace")
-    stamps.append(now())
-    pid = clone(cfg["sys"]["clone"], 0)  # single-threaded still: the ctl watcher starts below
+    pid = clone(CLONE_NR, 0)  # without os.fork's after-fork steps: see clone
     if pid == 0:
         # A descriptor no dup2 below can land on reports set-up failures.
         err_fd = fcntl.fcntl(status, fcntl.F_DUPFD_CLOEXEC, 100)
         try:
-            job_process(cfg, fds)
+            job_process(msg, fds, entered, err_fd)
         except BaseException as exc:
             fail(err_fd, exc)
         os._exit(1)
-    stamps.append(now())
     for fd in (stdout, job, result, stderr):
         os.close(fd)
-    # Formatted by hand: pid 1's first use of the json encoder would copy
-    # about a hundred of the template's pages.
-    os.write(status, b'{"ev": "spawned", "landlock": %d, "t": [%s]}\n'
-             % (TEMPLATE["landlock"]["abi"], b", ".join(b"%d" % t for t in stamps)))
     supervise(ctl, status, pid)
 
 
@@ -318,22 +316,23 @@ def supervise(ctl, status, python):
     copy-on-write faults a cross-CPU TLB flush): it reaps every child,
     orphans included, reports the job process's exit, and exits when the
     gateway closes ctl, which it holds for the sandbox's lifetime. pid 1's
-    exit kills everything inside."""
-    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    poller = select.poll()
-    poller.register(ctl, select.POLLIN)
-    poller.register(wake_r, select.POLLIN)
-    while True:
-        # Reaping before every wait: a child that died before the handler
-        # was installed left no wake-up byte.
-        reap_exited(status, python)
-        for fd, _ in poller.poll():
-            if fd == ctl and not os.read(ctl, 4096):
-                os._exit(0)
-            if fd == wake_r:
-                drain_ready(wake_r)
+    exit kills everything inside. The reaping is SIGCHLD's handler: it runs
+    while the read of ctl waits, which the interpreter then resumes."""
+    _supervised[:] = [status, python]
+    signal.signal(signal.SIGCHLD, _on_sigchld)
+    # A child that died before the handler was installed sent no signal
+    # that runs it.
+    reap_exited(status, python)
+    while os.read(ctl, 4096):
+        pass
+    os._exit(0)
+
+
+_supervised = []  # pid 1's status descriptor and job process, for the handler
+
+
+def _on_sigchld(signum, frame):
+    reap_exited(*_supervised)
 
 
 def reap_exited(status, python):
@@ -354,14 +353,6 @@ def reap_exited(status, python):
         send(status, ev)
 
 
-def drain_ready(fd):
-    try:
-        while os.read(fd, 4096):
-            pass
-    except BlockingIOError:
-        pass
-
-
 def set_rlimits(cfg):
     cpu = cfg["cpu_seconds"]
     for res, cur, hard in ((RLIMIT_NOFILE, cfg["open_files"], cfg["open_files"]),
@@ -374,6 +365,9 @@ def set_rlimits(cfg):
 
 
 BASE_ROOT = "/opt/.root"
+# Where each sandbox mounts its root before pivoting into it: a point of
+# the template's mount namespace, which every sandbox's is a copy of.
+RUN_ROOT = "/opt/.run"
 
 
 def build_base(lib):
@@ -392,12 +386,13 @@ def build_base(lib):
     build_etc(r + "/etc")
     # Not recursive: the devices stay writable, as /dev/null must.
     remount_ro(r, False)
+    os.mkdir(RUN_ROOT, 0o755)
 
 
 def build_root(c):
     """A recursive bind of the base, then what is the run's own: the job,
     /proc of its pid namespace, /tmp, /workspace and /dev/shm."""
-    r = c["root_dir"]
+    r = RUN_ROOT
     mount(BASE_ROOT, r, None, MS_BIND | MS_REC)
     mount(c["job_dir"], r + "/job", None, MS_BIND | MS_REC)
     remount_ro(r + "/job", True)
@@ -496,10 +491,18 @@ def pivot(r, nr):
 # --- the job process ---------------------------------------------------------
 
 
-def job_process(cfg, fds):
+def job_process(msg, fds, entered, err_fd):
     ctl, status, stdout, job, result, stderr = fds
-    gc.enable()  # the job's own objects are collected as usual
     os.setsid()
+    # Its own cgroup namespace hides the host's cgroup path (pid 1 and it
+    # are in the same cgroup: the root of this namespace).
+    check(libc.unshare(CLONE_NEWCGROUP), "unshare cgroup namespace")
+    cfg = json.loads(msg[1:])
+    build_root(cfg)
+    check(libc.sethostname(HOSTNAME.encode(), len(HOSTNAME)), "sethostname")
+    stamps = [entered, now()]
+    gc.enable()  # the job's own objects are collected as usual
+    set_rlimits(cfg)
     limit_python(cfg)
     # 1, 2: stdout and stderr; 3: the job; 4: the result. Nothing else
     # stays open.
@@ -516,6 +519,11 @@ def job_process(cfg, fds):
     prctl(PR_SET_DUMPABLE, 1)  # as after an execve: the run may read its own /proc
     install_seccomp(SECCOMP_PROG)
     os.chdir("/workspace")
+    stamps.append(now())
+    # Formatted by hand, as pid 1 of a sandbox started from scratch reports
+    # it: the start's phase stamps and the Landlock ABI enforced.
+    os.write(err_fd, b'{"ev": "spawned", "landlock": %d, "t": [%s]}\n'
+             % (abi, b", ".join(b"%d" % t for t in stamps)))
     os.closerange(5, 1 << 20)
     del abi, ctl, status
     # The environment is the template's, which the gateway set to the
