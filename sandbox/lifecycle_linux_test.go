@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -144,4 +145,53 @@ func TestOrphansAreReaped(t *testing.T) {
 			assert.JSONEq(t, `{"zombies": []}`, string(res.Output))
 		})
 	}
+}
+
+// listJobCode returns every path under /job.
+const listJobCode = `import os
+
+def main(args):
+    found = []
+    for top, dirs, files in os.walk('/job'):
+        found += [os.path.join(top, n) for n in dirs + files]
+    return sorted(found)
+`
+
+// TestReusedDirectoryIsEmpty: a template sandbox's host directory goes
+// back, emptied, to the next sandbox of a Runner with a warm pool. The
+// run that had files there (an input blob) leaves none to the sandbox
+// that gets its directory.
+func TestReusedDirectoryIsEmpty(t *testing.T) {
+	r := ownRunner(t, func(c *Config) { c.Zygote, c.WarmPool = ZygoteOn, 1 })
+	start := func() *sandbox {
+		sb, err := r.spawn(false)
+		require.NoError(t, err)
+		return sb
+	}
+	runIn := func(sb *sandbox, job Job) *Result {
+		p, err := newPlan(r.cfg, job)
+		require.NoError(t, err)
+		res, err := sb.run(context.Background(), r.closing, p, &r.cfg)
+		require.NoError(t, err)
+		requireCompleted(t, res)
+		return res
+	}
+	first := start()
+	res := runIn(first, Job{RunID: "files", Code: listJobCode,
+		InputBlobs: []InputBlob{{ID: "blob:in", Kind: "text/plain", Data: []byte("secret of the first run")}}})
+	require.Contains(t, string(res.Output), "/job/blobs/0")
+	r.teardown(first)
+	// The first start after the teardown may take the directory made
+	// ahead before it; one of the next few takes the emptied one.
+	for range 4 {
+		sb := start()
+		reused := sb.dir == first.dir
+		res := runIn(sb, Job{RunID: "list", Code: listJobCode})
+		r.teardown(sb)
+		if reused {
+			assert.JSONEq(t, `[]`, string(res.Output), "what the earlier run had in /job")
+			return
+		}
+	}
+	t.Fatal("no sandbox got the emptied directory")
 }

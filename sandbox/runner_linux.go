@@ -60,9 +60,14 @@ type Runner struct {
 	// those of runs that found the pool empty (awaitStart).
 	starts *startGate
 	// waiting counts the runs waiting for a pool sandbox to start.
-	waiting     atomic.Int64
-	refill      chan struct{}
-	refillDone  chan struct{}
+	waiting    atomic.Int64
+	refill     chan struct{}
+	refillDone chan struct{}
+	// ahead holds a template sandbox's directory and cgroup made before
+	// its start (see prepareFromAhead); aheadBusy: one is being made.
+	ahead       chan prepared
+	aheadBusy   atomic.Bool
+	spareDirs   chan string // emptied template sandbox directories (see removeDir)
 	landlockABI int
 
 	mu        sync.Mutex
@@ -163,6 +168,8 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 		starts:     newStartGate(),
 		refill:     make(chan struct{}, 1),
 		refillDone: make(chan struct{}),
+		ahead:      make(chan prepared, 1),
+		spareDirs:  make(chan string, max(cfg.WarmPool, 1)+cfg.Workers),
 		closing:    make(chan struct{}),
 	}
 	r.poolSize.Store(int64(cfg.WarmPool))
@@ -412,7 +419,11 @@ func (r *Runner) Close() error {
 			r.teardown(<-r.pool)
 		}
 		r.stopZygote()
-		r.closeErr = errors.Join(r.cgroups.close(), os.RemoveAll(r.dir))
+		var discarded error
+		if len(r.ahead) > 0 {
+			discarded = (<-r.ahead).discard()
+		}
+		r.closeErr = errors.Join(discarded, r.cgroups.close(), os.RemoveAll(r.dir))
 	})
 	return r.closeErr
 }

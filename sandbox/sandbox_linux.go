@@ -24,17 +24,20 @@ const spawnTimeout = 30 * time.Second
 // initVerb) in fresh namespaces and its own cgroup, Python waiting for a
 // job. Created by spawn, used by at most one run, ended by teardown.
 type sandbox struct {
-	id       string
-	dir      string // host directory, private to the sandbox's root uid
-	rootDir  string // from scratch: the host mount point of its root
-	jobDir   string // bound read-only at /job
-	cg       *runCgroup
-	cmd      *exec.Cmd
-	pid      int
-	pidfd    int // from a template: pid 1's pidfd, else -1
-	keeper   int // from a template: the keeper's pidfd, else -1
-	landlock int
-	timeline timeline
+	id      string
+	dir     string // host directory, private to the sandbox's root uid
+	rootDir string // from scratch: the host mount point of its root
+	jobDir  string // bound read-only at /job
+	// spare takes a template sandbox's directory back, emptied, for the
+	// next one (see removeDir); nil from scratch.
+	spare         chan<- string
+	wroteJobFiles bool
+	cg            *runCgroup
+	cmd           *exec.Cmd
+	pid           int
+	pidfd         int // from a template: pid 1's pidfd, else -1
+	landlock      int
+	timeline      timeline
 
 	ctl      *os.File // write end; closing it ends pid 1
 	jobW     *os.File // job pipe (closed once the job is written)
@@ -99,7 +102,6 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 	}
 	sb := &sandbox{
 		network: network,
-		id:      "s" + strconv.FormatUint(r.seq.Add(1), 10),
 		logs:    newLogBuffer(MaxLogsPreview, r.cfg.LogsHardCap),
 		logDone: make(chan struct{}),
 		status:  &statusLog{events: make(chan statusEvent, 8)},
@@ -107,24 +109,27 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 		release: make(chan struct{}),
 		reaped:  make(chan struct{}),
 		pidfd:   -1,
-		keeper:  -1,
 	}
 	sb.timeline.mark(phaseBegin)
-	sb.dir = filepath.Join(r.dir, sb.id)
-	sb.jobDir = filepath.Join(sb.dir, "job")
 	fromTemplate := r.zygoteOn && !network
-	if !fromTemplate {
-		sb.rootDir = filepath.Join(sb.dir, "root")
+	// Like warm sandboxes, what is made ahead and kept for the next start
+	// belongs to a Runner with a warm pool; one without keeps nothing.
+	keeps := fromTemplate && r.cfg.WarmPool > 0
+	var p prepared
+	var err error
+	if keeps {
+		p, err = r.prepareFromAhead()
+	} else {
+		p, err = r.prepare(fromTemplate, false)
 	}
-	if err := r.makeSandboxDir(sb); err != nil {
-		return nil, err
-	}
-	cg, err := r.cgroups.create(sb.id)
 	if err != nil {
-		_ = os.RemoveAll(sb.dir)
 		return nil, err
 	}
-	sb.cg = cg
+	sb.id, sb.dir, sb.rootDir, sb.cg = p.id, p.dir, p.rootDir, p.cg
+	sb.jobDir = filepath.Join(sb.dir, "job")
+	if keeps {
+		sb.spare = r.spareDirs
+	}
 	sb.timeline.mark(phasePrepared)
 	start := sb.start
 	if fromTemplate {
@@ -137,26 +142,106 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 	return sb, nil
 }
 
-// makeSandboxDir creates the sandbox's host directory: job/ and, for a
-// sandbox started from scratch, root/ (the mount point of its root; a
-// template's sandboxes mount theirs on a point of the template's own
-// mount namespace). Only the sandbox's root (and host root) may enter it.
-func (r *Runner) makeSandboxDir(sb *sandbox) error {
-	err := mkdirMode(sb.dir, 0o700)
-	if err == nil && sb.rootDir != "" {
-		err = mkdirMode(sb.rootDir, 0o755)
+// prepared is what a sandbox needs on the host before it starts: its
+// directory and its cgroup.
+type prepared struct {
+	id      string
+	dir     string
+	rootDir string // from scratch: the mount point of its root
+	cg      *runCgroup
+}
+
+// prepare makes a sandbox's host directory and cgroup. The directory holds
+// job/ and, for a sandbox started from scratch, root/ (the mount point of
+// its root; a template's sandboxes mount theirs on a point of the
+// template's own mount namespace). Only the sandbox's root (and host root)
+// may enter it.
+func (r *Runner) prepare(fromTemplate, spare bool) (prepared, error) {
+	p := prepared{id: "s" + strconv.FormatUint(r.seq.Add(1), 10)}
+	p.dir = filepath.Join(r.dir, p.id)
+	if !fromTemplate {
+		p.rootDir = filepath.Join(p.dir, "root")
+	}
+	var err error
+	if spare {
+		select {
+		case p.dir = <-r.spareDirs:
+			if p.cg, err = r.cgroups.create(p.id); err != nil {
+				_ = os.RemoveAll(p.dir)
+			}
+			return p, err
+		default:
+		}
+	}
+	err = mkdirMode(p.dir, 0o700)
+	if err == nil && p.rootDir != "" {
+		err = mkdirMode(p.rootDir, 0o755)
 	}
 	if err == nil {
-		err = mkdirMode(sb.jobDir, 0o755)
+		err = mkdirMode(filepath.Join(p.dir, "job"), 0o755)
 	}
 	if err == nil && r.mode == ModeRoot {
-		err = os.Chown(sb.dir, int(r.cfg.UIDBase), int(r.cfg.UIDBase))
+		err = os.Chown(p.dir, int(r.cfg.UIDBase), int(r.cfg.UIDBase))
 	}
 	if err != nil {
-		_ = os.RemoveAll(sb.dir)
-		return fmt.Errorf("sandbox dir: %w", err)
+		_ = os.RemoveAll(p.dir)
+		return p, fmt.Errorf("sandbox dir: %w", err)
 	}
-	return nil
+	if p.cg, err = r.cgroups.create(p.id); err != nil {
+		_ = os.RemoveAll(p.dir)
+		return p, err
+	}
+	return p, nil
+}
+
+// discard removes what prepare made for a sandbox that never started.
+func (p prepared) discard() error {
+	return errors.Join(p.cg.destroy(), os.RemoveAll(p.dir))
+}
+
+// prepareFromAhead returns the directory and cgroup made ahead for a
+// template's sandbox, or makes them now, and has the next ones made
+// meanwhile. Starts that follow the runs waiting for them go one at a time
+// when one run waits (see refillWidth), which leaves the other CPUs idle:
+// the next start then skips this phase.
+func (r *Runner) prepareFromAhead() (prepared, error) {
+	select {
+	case p := <-r.ahead:
+		r.prepareAhead()
+		return p, nil
+	default:
+	}
+	p, err := r.prepare(true, true)
+	if err == nil {
+		r.prepareAhead()
+	}
+	return p, err
+}
+
+// prepareAhead makes the next template sandbox's directory and cgroup in
+// the background unless that is under way. A failure is left to the start
+// that would have used them, which then prepares its own and reports it.
+func (r *Runner) prepareAhead() {
+	if !r.aheadBusy.CompareAndSwap(false, true) {
+		return
+	}
+	if !r.enter() {
+		r.aheadBusy.Store(false)
+		return
+	}
+	go func() {
+		defer r.wg.Done()
+		defer r.aheadBusy.Store(false)
+		p, err := r.prepare(true, true)
+		if err != nil {
+			return
+		}
+		select {
+		case r.ahead <- p:
+		default: // one was made meanwhile by a start that found none
+			_ = p.discard()
+		}
+	}()
 }
 
 // mkdirMode creates dir with exactly mode, whatever the umask.
@@ -465,5 +550,35 @@ func (sb *sandbox) doTeardown() error {
 	if sb.egressL != nil {
 		_ = sb.egressL.Close()
 	}
-	return errors.Join(sb.cg.destroy(), os.RemoveAll(sb.dir))
+	return errors.Join(sb.cg.destroy(), sb.removeDir())
+}
+
+// removeDir removes the sandbox's host directory, or empties it and hands
+// it to the next template sandbox: a directory made and removed per start
+// costs an inode's allocation and release on the host's filesystem (on
+// ext4, a twentieth of a sustained start's CPU). Nothing of the sandbox is
+// left to reach it: its processes are gone, and it was bound read-only.
+func (sb *sandbox) removeDir() error {
+	if sb.spare != nil && (!sb.wroteJobFiles || emptyDir(sb.jobDir) == nil) {
+		select {
+		case sb.spare <- sb.dir:
+			return nil
+		default:
+		}
+	}
+	return os.RemoveAll(sb.dir)
+}
+
+// emptyDir removes what dir holds.
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }

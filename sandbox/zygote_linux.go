@@ -21,7 +21,7 @@ import (
 
 // A zygote is the Runner's sandbox template: Python with the runtime
 // imported, in a user and a mount namespace of its own, that forks one
-// keeper per sandbox (see runtime/_zygote.py). It never runs job code.
+// pid 1 per sandbox (see runtime/_zygote.py). It never runs job code.
 type zygote struct {
 	cmd  *exec.Cmd
 	conn *net.UnixConn // SOCK_SEQPACKET: one message per sandbox, with its five pipe ends
@@ -153,8 +153,8 @@ func (z *zygote) alive() bool {
 	}
 }
 
-// fork asks the template for a keeper holding the child ends of pipes
-// and configured by cfg (a JSON zygoteConfig).
+// fork asks the template for a sandbox's pid 1, holding the child ends of
+// pipes and configured by cfg (a JSON zygoteConfig).
 func (z *zygote) fork(child [6]*os.File, cfg []byte) error {
 	fds := make([]int, len(child))
 	for i, f := range child {
@@ -222,9 +222,9 @@ func (r *Runner) stopZygote() {
 	}
 }
 
-// startFromZygote is sb.start for a template's sandbox: the keeper reports
-// its pid, joins the run's cgroup, gets the configuration, reports pid 1;
-// then, as from scratch, Python's ready byte and pid 1's spawned event.
+// startFromZygote is sb.start for a template's sandbox: the template
+// reports pid 1, which the host moves into the run's cgroup; then, as from
+// scratch, Python's ready byte and its spawned event.
 func (sb *sandbox) startFromZygote(r *Runner) error {
 	z, err := r.template()
 	if err != nil {
@@ -329,7 +329,7 @@ func (sb *sandbox) awaitEvent(ev string, deadline time.Time) (statusEvent, error
 
 // zygoteError explains a start that failed before pid 1 was known.
 func (sb *sandbox) zygoteError(cause error) error {
-	_ = sb.ctl.Close() // the keeper gives up
+	_ = sb.ctl.Close() // pid 1 gives up
 	<-sb.logDone
 	msg := cause.Error()
 	if raw := sb.status.raw.String(); raw != "" {

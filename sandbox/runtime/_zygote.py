@@ -5,12 +5,13 @@ mount namespace of its own, with the runtime already imported. It never
 runs job code: for each sandbox the gateway sends it the run's
 configuration and six pipe ends over the socket on fd 3, and it clones
 the sandbox's pid 1 straight into fresh mount, pid, network, IPC and UTS
-namespaces. pid 1 builds a private root and pivots into it while the
-gateway moves it into the run's cgroup, enters a fresh cgroup namespace
-and forks the job process. That process drops every privilege (bounding
-set, capabilities, uid and gid, Landlock, seccomp: the rules are computed
-by the gateway) and runs the boot script's main(), which waits for one
-job exactly as a freshly started interpreter would.
+namespaces. The gateway moves pid 1 into the run's cgroup; pid 1 forks
+the job process and then only reaps and reports. The job process enters
+a fresh cgroup namespace, builds a private root and pivots into it, drops
+every privilege (bounding set, capabilities, uid and gid, Landlock,
+seccomp: the rules are computed by the gateway) and runs the boot
+script's main(), which waits for one job exactly as a freshly started
+interpreter would.
 
 Only the standard library and ctypes: Python 3.11 has no os.unshare.
 """
