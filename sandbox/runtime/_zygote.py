@@ -346,12 +346,10 @@ def reap_exited(status, python):
             return
         if pid != python:
             continue
-        ev = {"ev": "exit", "cpu_ms": int((ru.ru_utime + ru.ru_stime) * 1000)}
-        if os.WIFSIGNALED(ws):
-            ev["signal"] = os.WTERMSIG(ws)
-        else:
-            ev["code"] = os.WEXITSTATUS(ws)
-        send(status, ev)
+        # Formatted by hand: pid 1's first use of the json encoder would
+        # copy about a hundred of the template's pages.
+        how = b'"signal": %d' % os.WTERMSIG(ws) if os.WIFSIGNALED(ws) else b'"code": %d' % os.WEXITSTATUS(ws)
+        os.write(status, b'{"ev": "exit", "cpu_ms": %d, %s}\n' % (int((ru.ru_utime + ru.ru_stime) * 1000), how))
 
 
 def set_rlimits(cfg):
