@@ -106,11 +106,13 @@ func (r *Runner) startZygote() (*zygote, error) {
 
 // zygoteAttr puts the template in a user namespace mapped as a sandbox
 // from scratch is (root inside holds the capabilities to build roots; see
-// idMapper) and in a mount namespace of its own; it stays in the host's pid
+// idMapper) and in a mount and a network namespace of its own; it stays in the host's pid
 // namespace, so the pids it reports are the host's.
 func (r *Runner) zygoteAttr() *syscall.SysProcAttr {
 	a := r.ids.cloneAttr()
-	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	// A network namespace of its own, owned by its user namespace, is one
+	// it may return to after making each sandbox's (it needs no network).
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET
 	return a
 }
 

@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -172,4 +175,53 @@ func processAlive(pid int) bool {
 	s := string(data)
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// namespacesCode reports the run's namespaces as the kernel names them,
+// then stays alive for a while: a number is reused once its namespace is
+// gone.
+const namespacesCode = `import os, time
+
+def main(args):
+    names = {n: os.readlink('/proc/self/ns/' + n) for n in ('net', 'mnt', 'pid', 'ipc', 'uts', 'cgroup')}
+    time.sleep(1)
+    return names
+`
+
+// TestZygoteNamespacesAreFresh: runs from the template at the same time
+// have namespaces of their own, none the template's or the host's, and
+// none another run's. (The network namespace is made ahead of the start
+// that enters it: each is entered once.)
+func TestZygoteNamespacesAreFresh(t *testing.T) {
+	const runs = 4
+	r := ownRunner(t, func(c *Config) { c.Zygote, c.Workers, c.WarmPool = ZygoteOn, runs, runs })
+	// The template enters each network namespace it makes for a moment:
+	// its own is the one it is in once the pool is full and no start is
+	// under way.
+	require.Eventually(t, func() bool { s := r.Stats(); return s.WarmReady == runs && s.Starting == 0 }, 30*time.Second, 5*time.Millisecond)
+	seen := map[string]string{}
+	for who, pid := range map[string]int{"the host": os.Getpid(), "the template": templatePid(t, r)} {
+		for _, n := range []string{"net", "mnt", "pid", "ipc", "uts", "cgroup"} {
+			link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, n))
+			require.NoError(t, err)
+			seen[link] = who
+		}
+	}
+	results := make([]*Result, runs)
+	errs := make([]error, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() { results[i], errs[i] = r.Run(context.Background(), Job{RunID: t.Name(), Code: namespacesCode}) })
+	}
+	wg.Wait()
+	for i, res := range results {
+		require.NoError(t, errs[i])
+		out := output(t, res)
+		require.Len(t, out, 6)
+		for n, link := range out {
+			owner, dup := seen[link.(string)]
+			assert.False(t, dup, "run %d's %s namespace %s is also %s's", i, n, link, owner)
+			seen[link.(string)] = fmt.Sprintf("run %d", i)
+		}
+	}
 }

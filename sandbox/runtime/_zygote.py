@@ -74,6 +74,7 @@ HOSTNAME = "sandbox"
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+NET_NS = "/proc/self/ns/net"
 libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 
 
@@ -133,6 +134,10 @@ def template_main():
     # pid 1 starts with the template's working directory: "/" is the one
     # the job process's pivot_root moves along to the run's root.
     os.chdir("/")
+    # The network namespace the gateway made for the template, which it
+    # owns: it can come back to it after making each sandbox's.
+    global OWN_NET
+    OWN_NET = os.open(NET_NS, os.O_RDONLY | os.O_CLOEXEC)
     # Its own mount namespace: the runtime is imported from the path it
     # has inside every sandbox, so that tracebacks and lazy imports agree;
     # the read-only part of every sandbox's root is built here once.
@@ -179,26 +184,61 @@ def reap(pids):
 
 
 def spawn(sock, fds, msg):
-    """Clones the sandbox's pid 1 straight into fresh mount, pid, network,
-    IPC and UTS namespaces and tells the gateway its pid. The configuration
-    is parsed by the job process: every object the template makes after
-    its first fork is a page copied while sandboxes still share it."""
+    """Clones the sandbox's pid 1 straight into fresh mount, pid, IPC and
+    UTS namespaces and the network namespace made for it, tells the gateway
+    its pid, then makes the next sandbox's network namespace. The
+    configuration is parsed by the job process: every object the template
+    makes after its first fork is a page copied while sandboxes still share
+    it."""
     status = fds[1]
+    net = -1
     try:
-        pid = clone(CLONE_NR, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+        net = _next_net.pop() if _next_net else new_netns()
+        check(libc.setns(net, CLONE_NEWNET), "enter the sandbox's network namespace")
+        pid = clone(CLONE_NR, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS)
     except SetupError as exc:
+        leave_netns()
+        if net >= 0:
+            os.close(net)
         send(status, {"ev": "error", "msg": str(exc)})
         return
     if pid == 0:
         try:
             entered = now()
             os.close(SOCK_FD)
+            os.close(OWN_NET)
             ctypes.memmove(ARG_AREA[0], PID1_CMDLINE, len(PID1_CMDLINE))
             pid1(msg, fds, entered)
         except BaseException as exc:
             fail(status, exc)
         os._exit(1)
+    leave_netns()
+    os.close(net)
     os.write(status, b'{"ev": "pid1", "pid": %d}\n' % pid)
+    _next_net.append(new_netns())
+
+
+# The network namespace made ahead for the next sandbox: making one takes
+# the kernel half a millisecond, more when one being destroyed holds its
+# locks, and that is then out of the next start's way. Each is entered by
+# one pid 1 only.
+_next_net = []
+
+
+def new_netns():
+    check(libc.unshare(CLONE_NEWNET), "new network namespace")
+    try:
+        return os.open(NET_NS, os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        leave_netns()
+
+
+def leave_netns():
+    """Back to the template's own network namespace. A template that could
+    not come back would clone the next pid 1s into a namespace made for
+    another: it exits instead, and the gateway starts a new one."""
+    if libc.setns(OWN_NET, CLONE_NEWNET) != 0:
+        os._exit(1)
 
 
 _pylibc = ctypes.PyDLL(None, use_errno=True)  # keeps the GIL across the call
