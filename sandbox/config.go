@@ -101,6 +101,9 @@ type Config struct {
 	// breakZygote makes the template fail at start: tests cover the
 	// fallback of ZygoteAuto.
 	breakZygote bool
+	// breakJobDir gives a template's sandboxes a job directory that does
+	// not exist: tests cover a job process whose set-up fails.
+	breakJobDir bool
 	// startFault, when it returns an error, fails a sandbox start with it:
 	// tests cover runs waiting on starts that fail.
 	startFault func() error

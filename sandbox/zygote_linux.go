@@ -375,11 +375,15 @@ var zygoteSyscalls = map[string]uint64{"clone": unix.SYS_CLONE, "pivot_root": un
 	"mount_setattr": unix.SYS_MOUNT_SETATTR, "rt_sigaction": unix.SYS_RT_SIGACTION}
 
 func (r *Runner) zygoteConfig(sb *sandbox) zygoteConfig {
-	return zygoteConfig{
+	zc := zygoteConfig{
 		initConfig: r.initConfig(sb),
 		Runner:     r.name,
 		Sys:        zygoteSyscalls,
 	}
+	if r.cfg.breakJobDir {
+		zc.JobDir = filepath.Join(sb.dir, "missing")
+	}
+	return zc
 }
 
 // checkZygote runs the start-up self-check with the template unless it is

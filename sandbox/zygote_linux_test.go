@@ -225,3 +225,17 @@ func TestZygoteNamespacesAreFresh(t *testing.T) {
 		}
 	}
 }
+
+// TestZygoteSetupFailureIsReported: a job process that cannot build its
+// sandbox's root (here: its job directory is missing) says why, and the
+// start fails with that reason, not with the result pipe's end.
+func TestZygoteSetupFailureIsReported(t *testing.T) {
+	cfg := testConfig()
+	cfg.Zygote, cfg.breakJobDir, cfg.WarmPool = ZygoteOn, true, 0
+	r, err := New(cfg)
+	if err == nil {
+		_ = r.Close()
+	}
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "sandbox did not start: [mount /opt/.run/job: No such file or directory]")
+}
