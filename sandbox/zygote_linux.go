@@ -20,8 +20,9 @@ import (
 )
 
 // A zygote is the Runner's sandbox template: Python with the runtime
-// imported, in a user and a mount namespace of its own, that forks one
-// pid 1 per sandbox (see runtime/_zygote.py). It never runs job code.
+// imported, in a user, a mount and a network namespace of its own, that
+// forks one pid 1 per sandbox (see runtime/_zygote.py). It never runs job
+// code.
 type zygote struct {
 	cmd  *exec.Cmd
 	conn *net.UnixConn // SOCK_SEQPACKET: one message per sandbox, with its five pipe ends
@@ -106,8 +107,8 @@ func (r *Runner) startZygote() (*zygote, error) {
 
 // zygoteAttr puts the template in a user namespace mapped as a sandbox
 // from scratch is (root inside holds the capabilities to build roots; see
-// idMapper) and in a mount and a network namespace of its own; it stays in the host's pid
-// namespace, so the pids it reports are the host's.
+// idMapper) and in a mount and a network namespace of its own; it stays in
+// the host's pid namespace, so the pids it reports are the host's.
 func (r *Runner) zygoteAttr() *syscall.SysProcAttr {
 	a := r.ids.cloneAttr()
 	// A network namespace of its own, owned by its user namespace, is one
