@@ -38,12 +38,7 @@ func benchRunTrivial(b *testing.B, ids IDMap) {
 			time.Sleep(time.Millisecond)
 		}
 		b.StartTimer()
-		start := time.Now()
-		res, err := r.Run(context.Background(), job)
-		lat = append(lat, time.Since(start))
-		if err != nil || res.Status != StatusCompleted {
-			b.Fatalf("run: %v %+v", err, res)
-		}
+		lat = append(lat, timedRun(b, r, job))
 	}
 	reportLatency(b, lat)
 }
@@ -63,12 +58,7 @@ func benchRunCold(b *testing.B, ids IDMap) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		start := time.Now()
-		res, err := r.Run(context.Background(), job)
-		lat = append(lat, time.Since(start))
-		if err != nil || res.Status != StatusCompleted {
-			b.Fatalf("run: %v %+v", err, res)
-		}
+		lat = append(lat, timedRun(b, r, job))
 		b.StopTimer()
 		for r.Stats().Running > 0 {
 			time.Sleep(time.Millisecond)
@@ -151,15 +141,22 @@ func BenchmarkRunBackToBack(b *testing.B) {
 	b.ResetTimer()
 	begin := time.Now()
 	for range b.N {
-		start := time.Now()
-		res, err := r.Run(context.Background(), job)
-		lat = append(lat, time.Since(start))
-		if err != nil || res.Status != StatusCompleted {
-			b.Fatalf("run: %v %+v", err, res)
-		}
+		lat = append(lat, timedRun(b, r, job))
 	}
 	b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "runs/s")
 	reportLatency(b, lat)
+}
+
+// timedRun runs job and returns how long Run took; a run that does not
+// complete ends the benchmark.
+func timedRun(b *testing.B, r *Runner, job Job) time.Duration {
+	start := time.Now()
+	res, err := r.Run(context.Background(), job)
+	took := time.Since(start)
+	if err != nil || res.Status != StatusCompleted {
+		b.Fatalf("run: %v %+v", err, res)
+	}
+	return took
 }
 
 // BenchmarkBarePython is the yardstick: starting the bare interpreter.

@@ -358,14 +358,13 @@ func (sb *sandbox) watchPidfd(z *zygote) {
 	close(sb.reaped)
 }
 
-// zygoteConfig is what a template's pid 1 gets per sandbox: initConfig
-// and the syscall numbers the template calls through ctypes. What is the
-// same for every sandbox (the seccomp program and Landlock access sets the
-// gateway computed) the template gets once, at start.
+// zygoteConfig is what a template's sandbox gets per start: initConfig.
+// What is the same for every sandbox (the syscall numbers the template
+// calls through ctypes, the seccomp program and Landlock access sets the
+// gateway computed, the Runner's name for pid 1's command line) the
+// template gets once, at start.
 type zygoteConfig struct {
 	initConfig
-	Runner string            `json:"runner"` // the Runner's name, for pid 1's command line
-	Sys    map[string]uint64 `json:"sys"`
 	// SetgroupsDenied: rootless, the supplementary groups stay as they are.
 	SetgroupsDenied bool `json:"setgroups_denied"`
 }
@@ -376,11 +375,7 @@ var zygoteSyscalls = map[string]uint64{"clone": unix.SYS_CLONE, "pivot_root": un
 	"mount_setattr": unix.SYS_MOUNT_SETATTR, "rt_sigaction": unix.SYS_RT_SIGACTION}
 
 func (r *Runner) zygoteConfig(sb *sandbox) zygoteConfig {
-	zc := zygoteConfig{
-		initConfig: r.initConfig(sb),
-		Runner:     r.name,
-		Sys:        zygoteSyscalls,
-	}
+	zc := zygoteConfig{initConfig: r.initConfig(sb)}
 	if r.cfg.breakJobDir {
 		zc.JobDir = filepath.Join(sb.dir, "missing")
 	}

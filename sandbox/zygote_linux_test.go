@@ -177,21 +177,23 @@ func processAlive(pid int) bool {
 	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
 
-// namespacesCode reports the run's namespaces as the kernel names them,
-// then stays alive for a while: a number is reused once its namespace is
-// gone.
+// namespacesCode reports the run's namespaces as the kernel names them
+// and the CLOCK_MONOTONIC span in which it held them: a namespace's
+// number is reused once it is gone, so only runs alive at the same time
+// can be told apart by it.
 const namespacesCode = `import os, time
 
 def main(args):
+    since = time.monotonic_ns()
     names = {n: os.readlink('/proc/self/ns/' + n) for n in ('net', 'mnt', 'pid', 'ipc', 'uts', 'cgroup')}
     time.sleep(1)
-    return names
+    return {"ns": names, "alive": [since, time.monotonic_ns()]}
 `
 
-// TestZygoteNamespacesAreFresh: runs from the template at the same time
-// have namespaces of their own, none the template's or the host's, and
-// none another run's. (The network namespace is made ahead of the start
-// that enters it: each is entered once.)
+// TestZygoteNamespacesAreFresh: runs from the template have namespaces of
+// their own, none the template's or the host's, and none of another run
+// alive at the same time. (The network namespace is made ahead of the
+// start that enters it: each is entered once.)
 func TestZygoteNamespacesAreFresh(t *testing.T) {
 	const runs = 4
 	r := ownRunner(t, func(c *Config) { c.Zygote, c.Workers, c.WarmPool = ZygoteOn, runs, runs })
@@ -199,12 +201,12 @@ func TestZygoteNamespacesAreFresh(t *testing.T) {
 	// its own is the one it is in once the pool is full and no start is
 	// under way.
 	require.Eventually(t, func() bool { s := r.Stats(); return s.WarmReady == runs && s.Starting == 0 }, 30*time.Second, 5*time.Millisecond)
-	seen := map[string]string{}
+	outside := map[string]string{}
 	for who, pid := range map[string]int{"the host": os.Getpid(), "the template": templatePid(t, r)} {
 		for _, n := range []string{"net", "mnt", "pid", "ipc", "uts", "cgroup"} {
 			link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, n))
 			require.NoError(t, err)
-			seen[link] = who
+			outside[link] = who
 		}
 	}
 	results := make([]*Result, runs)
@@ -214,16 +216,35 @@ func TestZygoteNamespacesAreFresh(t *testing.T) {
 		wg.Go(func() { results[i], errs[i] = r.Run(context.Background(), Job{RunID: t.Name(), Code: namespacesCode}) })
 	}
 	wg.Wait()
+	type seen struct {
+		ns          map[string]any
+		since, till float64
+	}
+	all := make([]seen, runs)
 	for i, res := range results {
 		require.NoError(t, errs[i])
 		out := output(t, res)
-		require.Len(t, out, 6)
-		for n, link := range out {
-			owner, dup := seen[link.(string)]
+		alive := out["alive"].([]any)
+		all[i] = seen{out["ns"].(map[string]any), alive[0].(float64), alive[1].(float64)}
+		require.Len(t, all[i].ns, 6)
+		for n, link := range all[i].ns {
+			owner, dup := outside[link.(string)]
 			assert.False(t, dup, "run %d's %s namespace %s is also %s's", i, n, link, owner)
-			seen[link.(string)] = fmt.Sprintf("run %d", i)
 		}
 	}
+	together := 0
+	for i := range all {
+		for j := range i {
+			if all[i].since > all[j].till || all[j].since > all[i].till {
+				continue // one was gone before the other began
+			}
+			together++
+			for n, link := range all[i].ns {
+				assert.NotEqual(t, link, all[j].ns[n], "runs %d and %d share their %s namespace", i, j, n)
+			}
+		}
+	}
+	assert.Positive(t, together, "no two runs were alive at the same time")
 }
 
 // TestZygoteSetupFailureIsReported: a job process that cannot build its

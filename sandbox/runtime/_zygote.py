@@ -117,9 +117,9 @@ def template_main():
     if sock.recv(1) != b"M":
         os._exit(1)
     args = json.loads(sys.argv[3])  # after the template's marker and the Runner's name
-    global TEMPLATE, SECCOMP_PROG, ARG_AREA, LANDLOCK_RULES, LAST_CAP, CLONE_NR, PID1_CMDLINE
+    global TEMPLATE, SECCOMP_PROG, ARG_AREA, LANDLOCK_RULES, LAST_CAP, CLONE_NR, PIVOT_ROOT_NR, PID1_CMDLINE
     TEMPLATE = args
-    CLONE_NR = args["sys"]["clone"]
+    CLONE_NR, PIVOT_ROOT_NR = args["sys"]["clone"], args["sys"]["pivot_root"]
     SECCOMP_PROG = seccomp_prog(args["seccomp"])
     ARG_AREA = arg_area()
     # The Runner's name marks its pid 1s, as it does those started from
@@ -442,7 +442,7 @@ def build_root(c):
           # Readable by pid 1's uid, the gateway's: with a subordinate id
           # range it does not own the run's files.
           tmpfs_opts(c["workspace_bytes"], "mode=0755,uid=%d,gid=%d" % (SANDBOX_UID, SANDBOX_UID)))
-    pivot(r, c["sys"]["pivot_root"])
+    pivot(r, PIVOT_ROOT_NR)
 
 
 def tmpfs_opts(size, extra):
