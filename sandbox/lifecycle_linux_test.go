@@ -104,6 +104,10 @@ func TestDeadWarmSandboxIsNotUsed(t *testing.T) {
 // and is re-parented to pid 1, which must reap it. More orphans than the
 // run's process limit (Pids, and RLIMIT_NPROC where that stands in)
 // leave zombies that fail a fork unless pid 1 reaps them as they come.
+// Every grandchild holds the write end of a pipe, so its end of file says
+// they have all exited; only then is the process table read, and the
+// answer is the last reading, since an orphan is a zombie for the moment
+// between its exit and pid 1's wait.
 const orphansCode = `import os, time
 
 def zombies():
@@ -121,17 +125,23 @@ def zombies():
     return found
 
 def main(args):
+    exited, alive = os.pipe()
     for _ in range(args['n']):
         child = os.fork()
         if child == 0:
+            os.close(exited)
             if os.fork() == 0:
                 time.sleep(0.001)
             os._exit(0)
         os.waitpid(child, 0)
+    os.close(alive)
+    os.read(exited, 1)
     deadline = time.monotonic() + 5
-    while zombies() and time.monotonic() < deadline:
+    found = zombies()
+    while found and time.monotonic() < deadline:
         time.sleep(0.01)
-    return {"zombies": zombies()}
+        found = zombies()
+    return {"zombies": found}
 `
 
 // TestOrphansAreReaped: pid 1 reaps the processes re-parented to it, from
