@@ -283,11 +283,6 @@ func (cg *runCgroup) destroy() error {
 func removeCgroup(dir string) error {
 	delay := time.Millisecond
 	for attempt := 0; ; attempt++ {
-		// A run's cgroup is usually empty by now (its pid 1 is reaped, so
-		// its pid namespace is gone): kill only what keeps it busy.
-		if attempt > 0 {
-			killCgroup(dir)
-		}
 		err := os.Remove(dir)
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -295,10 +290,12 @@ func removeCgroup(dir string) error {
 		if attempt == 12 {
 			return fmt.Errorf("remove cgroup %s: %w", dir, err)
 		}
-		if attempt > 0 {
-			time.Sleep(delay)
-			delay = min(2*delay, 200*time.Millisecond)
-		}
+		// A run's cgroup is usually empty by the first try (its pid 1 is
+		// reaped, so its pid namespace is gone): only what keeps it busy
+		// is killed, and given time to die.
+		killCgroup(dir)
+		time.Sleep(delay)
+		delay = min(2*delay, 200*time.Millisecond)
 	}
 }
 

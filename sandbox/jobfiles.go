@@ -17,7 +17,7 @@ import (
 // Modes are set explicitly so that the host's umask cannot hide the files
 // from the sandbox user.
 func writeJobFiles(dir string, p *plan) error {
-	if !p.hasJobFiles() {
+	if len(p.job.Skills) == 0 && len(p.job.InputBlobs) == 0 {
 		return nil
 	}
 	root, err := os.OpenRoot(dir)
@@ -48,11 +48,6 @@ func writeJobFiles(dir string, p *plan) error {
 		}
 	}
 	return nil
-}
-
-// hasJobFiles reports whether the run has files for its job directory.
-func (p *plan) hasJobFiles() bool {
-	return len(p.job.Skills) > 0 || len(p.job.InputBlobs) > 0
 }
 
 func mkdirAllRoot(root *os.Root, dir string) error {

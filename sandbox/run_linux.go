@@ -34,7 +34,6 @@ type outcome struct {
 // been killed (the kernel kills the rest of its pid namespace); reaping and
 // removal are left to teardown.
 func (sb *sandbox) run(ctx context.Context, closing <-chan struct{}, p *plan, cfg *Config) (*Result, error) {
-	sb.wroteJobFiles = p.hasJobFiles()
 	if err := writeJobFiles(sb.jobDir, p); err != nil {
 		return failed(ErrTypeSandbox, "prepare the run: "+err.Error()), nil
 	}

@@ -169,7 +169,7 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 		refill:     make(chan struct{}, 1),
 		refillDone: make(chan struct{}),
 		ahead:      make(chan prepared, 1),
-		spareDirs:  make(chan string, max(cfg.WarmPool, 1)+cfg.Workers),
+		spareDirs:  make(chan string, cfg.WarmPool+cfg.Workers),
 		closing:    make(chan struct{}),
 	}
 	r.poolSize.Store(int64(cfg.WarmPool))

@@ -30,14 +30,13 @@ type sandbox struct {
 	jobDir  string // bound read-only at /job
 	// spare takes a template sandbox's directory back, emptied, for the
 	// next one (see removeDir); nil from scratch.
-	spare         chan<- string
-	wroteJobFiles bool
-	cg            *runCgroup
-	cmd           *exec.Cmd
-	pid           int
-	pidfd         int // from a template: pid 1's pidfd, else -1
-	landlock      int
-	timeline      timeline
+	spare    chan<- string
+	cg       *runCgroup
+	cmd      *exec.Cmd
+	pid      int
+	pidfd    int // from a template: pid 1's pidfd, else -1
+	landlock int
+	timeline timeline
 
 	ctl      *os.File // write end; closing it ends pid 1
 	jobW     *os.File // job pipe (closed once the job is written)
@@ -120,7 +119,7 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 	if keeps {
 		p, err = r.prepareFromAhead()
 	} else {
-		p, err = r.prepare(fromTemplate, false)
+		p, err = r.prepare(fromTemplate)
 	}
 	if err != nil {
 		return nil, err
@@ -155,15 +154,16 @@ type prepared struct {
 // job/ and, for a sandbox started from scratch, root/ (the mount point of
 // its root; a template's sandboxes mount theirs on a point of the
 // template's own mount namespace). Only the sandbox's root (and host root)
-// may enter it.
-func (r *Runner) prepare(fromTemplate, spare bool) (prepared, error) {
+// may enter it. A template's sandbox takes an emptied directory when one
+// is spare (only a Runner with a warm pool keeps them).
+func (r *Runner) prepare(fromTemplate bool) (prepared, error) {
 	p := prepared{id: "s" + strconv.FormatUint(r.seq.Add(1), 10)}
 	p.dir = filepath.Join(r.dir, p.id)
 	if !fromTemplate {
 		p.rootDir = filepath.Join(p.dir, "root")
 	}
 	var err error
-	if spare {
+	if fromTemplate {
 		select {
 		case p.dir = <-r.spareDirs:
 			if p.cg, err = r.cgroups.create(p.id); err != nil {
@@ -211,7 +211,7 @@ func (r *Runner) prepareFromAhead() (prepared, error) {
 		return p, nil
 	default:
 	}
-	p, err := r.prepare(true, true)
+	p, err := r.prepare(true)
 	if err == nil {
 		r.prepareAhead()
 	}
@@ -232,7 +232,7 @@ func (r *Runner) prepareAhead() {
 	go func() {
 		defer r.wg.Done()
 		defer r.aheadBusy.Store(false)
-		p, err := r.prepare(true, true)
+		p, err := r.prepare(true)
 		if err != nil {
 			return
 		}
@@ -559,7 +559,7 @@ func (sb *sandbox) doTeardown() error {
 // ext4, a twentieth of a sustained start's CPU). Nothing of the sandbox is
 // left to reach it: its processes are gone, and it was bound read-only.
 func (sb *sandbox) removeDir() error {
-	if sb.spare != nil && (!sb.wroteJobFiles || emptyDir(sb.jobDir) == nil) {
+	if sb.spare != nil && emptyDir(sb.jobDir) == nil {
 		select {
 		case sb.spare <- sb.dir:
 			return nil

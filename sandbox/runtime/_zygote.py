@@ -74,8 +74,8 @@ HOSTNAME = "sandbox"
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
-NET_NS = "/proc/self/ns/net"
 libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+NET_NS = "/proc/self/ns/net"
 
 
 class SetupError(Exception):
