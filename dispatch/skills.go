@@ -103,7 +103,7 @@ func (r listResult) AppendJSON(dst []byte) []byte {
 		dst = transport.AppendString(dst, s.Manifest.Version)
 		if summary {
 			dst = append(dst, `,"description":`...)
-			dst = transport.AppendString(dst, s.Manifest.Description)
+			dst = transport.AppendString(dst, s.Summary())
 			dst = append(dst, `,"namespace":`...)
 			dst = transport.AppendString(dst, s.Namespace)
 			dst = append(dst, `,"kind":`...)

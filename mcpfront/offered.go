@@ -88,7 +88,7 @@ func (s *Server) syncPrompts(want map[string]string, bySkill map[string]*skills.
 	for name, digest := range want {
 		if s.have.prompts[name] != digest {
 			sk := bySkill[name]
-			s.mcp.AddPrompt(&mcp.Prompt{Name: name, Title: sk.Title, Description: sk.Manifest.Description}, s.getPrompt(name))
+			s.mcp.AddPrompt(&mcp.Prompt{Name: name, Title: sk.Title, Description: sk.Summary()}, s.getPrompt(name))
 		}
 	}
 }

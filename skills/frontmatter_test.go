@@ -2,7 +2,9 @@ package skills
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,29 +79,57 @@ func TestPackageFront(t *testing.T) {
 }
 
 func TestAgentFront(t *testing.T) {
-	c := &collector{file: skillMDFile}
-	af := checkAgentFront(c, map[string]any{
+	c, w := &collector{file: skillMDFile}, &collector{file: skillMDFile}
+	af := checkAgentFront(c, w, map[string]any{
 		"name": "pdf-tips", "description": "Tips\n  for PDFs.", "license": "MIT",
-		"metadata": map[string]any{"version": "1.2.0"}, "allowed-tools": "Read", "argument-hint": "x",
-	}, "pdf-tips")
+		"metadata": map[string]any{"version": "1.2.0"}, "allowed-tools": "Read",
+	}, "pdf-tips", "")
 	assert.Empty(t, c.list)
+	assert.Empty(t, w.list)
 	assert.Equal(t, agentFront{name: "pdf-tips", description: "Tips for PDFs.", metadata: map[string]string{"version": "1.2.0"}}, af)
 
-	c = &collector{file: skillMDFile}
-	checkAgentFront(c, map[string]any{
+	// Departures from the spec are warnings naming the field; the skill
+	// keeps the front matter's name and takes its description from the body.
+	c, w = &collector{file: skillMDFile}, &collector{file: skillMDFile}
+	af = checkAgentFront(c, w, map[string]any{
 		"name": "pdf-tips", "license": 5, "compatibility": string(make([]byte, 501)),
-		"metadata": map[string]any{"version": 1.0, "b": "ok", "a": []any{}},
-	}, "other")
+		"metadata": map[string]any{"version": 1.0, "b": "ok", "a": []any{}}, "argument-hint": "x",
+	}, "other", "# PDF tips\n\nFill  forms\nand merge.\n\nMore.")
+	assert.Empty(t, c.list)
 	assert.Equal(t, []string{"SKILL.md:/name", "SKILL.md:/description", "SKILL.md:/license", "SKILL.md:/compatibility",
-		"SKILL.md:/metadata/a", "SKILL.md:/metadata/version"}, fields(c.list))
+		"SKILL.md:/metadata/a", "SKILL.md:/metadata/version", "SKILL.md:/argument-hint"}, fields(w.list))
+	assert.Equal(t, "pdf-tips", af.name)
+	assert.Equal(t, "Fill forms and merge.", af.description)
 
-	c = &collector{file: skillMDFile}
-	checkAgentFront(c, map[string]any{"name": "Bad_Name", "description": "d", "metadata": "x"}, "Bad_Name")
-	assert.Equal(t, []string{"SKILL.md:/name", "SKILL.md:/metadata"}, fields(c.list))
+	// An invalid name falls back to a valid folder name; with neither the
+	// skill has no usable name, the one violation.
+	c, w = &collector{file: skillMDFile}, &collector{file: skillMDFile}
+	af = checkAgentFront(c, w, map[string]any{"name": "Bad_Name", "description": "d", "metadata": "x"}, "bad-name", "")
+	assert.Empty(t, c.list)
+	assert.Equal(t, "bad-name", af.name)
+	assert.Equal(t, []string{"SKILL.md:/name", "SKILL.md:/name", "SKILL.md:/metadata"}, fields(w.list))
+	c, w = &collector{file: skillMDFile}, &collector{file: skillMDFile}
+	checkAgentFront(c, w, map[string]any{"name": "Bad_Name", "description": "d"}, "Bad_Name", "")
+	assert.Equal(t, []string{"SKILL.md:/name"}, fields(c.list))
 
 	assert.Equal(t, "1.2.0-rc.1", agentSkillVersion(map[string]string{"version": "1.2.0-rc.1"}))
 	assert.Equal(t, "0.0.0", agentSkillVersion(map[string]string{"version": "v1"}))
 	assert.Equal(t, "0.0.0", agentSkillVersion(nil))
+}
+
+func TestClipText(t *testing.T) {
+	assert.Equal(t, "abc", clipText("abc", 3))
+	assert.Equal(t, "ab…", clipText("abcd", 3))
+	long := strings.Repeat("word ", 300)
+	got := clipText(long, 1024)
+	assert.LessOrEqual(t, utf8.RuneCountInString(got), 1024)
+	assert.True(t, strings.HasSuffix(got, "word…"), "cut at a word boundary: %q", got[len(got)-20:])
+	assert.Equal(t, "ééé…", clipText(strings.Repeat("é", 2000), 4))
+}
+
+func TestLooseFrontMatter(t *testing.T) {
+	m := looseFrontMatter([]byte("name: pdf\ndescription: Use it: for PDFs\n  and forms.\nlicense: 'MIT'\nx y: z\nblock: |\n"))
+	assert.Equal(t, map[string]any{"name": "pdf", "description": "Use it: for PDFs and forms.", "license": "MIT", "block": ""}, m)
 }
 
 func FuzzSplitFrontMatter(f *testing.F) {
@@ -120,7 +150,8 @@ func FuzzSplitFrontMatter(f *testing.F) {
 				t.Fatalf("front matter not JSON-safe: %v", err)
 			}
 			checkPackageFront(c, m)
-			checkAgentFront(c, m, "x")
+			checkAgentFront(c, c, m, "x", "")
+			parseAgentFrontMatter(c, doc)
 		}
 	})
 }

@@ -138,7 +138,7 @@ func TestManifestFieldBounds(t *testing.T) {
 
 	for _, n := range []int{1023, 1024, 1025} {
 		c := &collector{file: skillMDFile}
-		checkAgentFront(c, map[string]any{"name": "pdf-tips", "description": strings.Repeat("d", n)}, "pdf-tips")
+		checkAgentFront(c, c, map[string]any{"name": "pdf-tips", "description": strings.Repeat("d", n)}, "pdf-tips", "")
 		if n <= 1024 {
 			assert.Empty(t, c.list, "%d characters", n)
 		} else {

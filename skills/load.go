@@ -165,17 +165,16 @@ func buildPackage(snap *snapshot, builtin bool) loaded {
 
 func buildAgentSkill(snap *snapshot, dirName string) loaded {
 	l := loaded{source: SourceAgentSkill}
-	sc := &collector{file: skillMDFile}
+	sc, wc := &collector{file: skillMDFile}, &collector{file: skillMDFile}
 	doc, ok := requireFile(sc, snap, skillMDFile)
 	var front map[string]any
 	var body string
 	var af agentFront
 	if ok {
-		if front, body, ok = parseFrontMatter(sc, doc); ok {
-			af = checkAgentFront(sc, front, dirName)
-		}
+		front, body = parseAgentFrontMatter(wc, doc)
+		af = checkAgentFront(sc, wc, front, dirName, body)
 	}
-	l.name, l.violations = af.name, sc.list
+	l.name, l.violations, l.warnings = af.name, sc.list, wc.list
 	if len(l.violations) > 0 {
 		return l
 	}
@@ -189,7 +188,7 @@ func buildAgentSkill(snap *snapshot, dirName string) loaded {
 		Kind: KindInstruction, Permissions: Permissions{Secrets: []string{}},
 	}
 	l.skill = newSkill(m, snap, SourceAgentSkill)
-	l.skill.Title, l.skill.ShortDescription = af.name, af.description
+	l.skill.Title, l.skill.ShortDescription = af.name, l.skill.summary
 	l.skill.Front, l.skill.Body = front, body
 	return l
 }
@@ -211,5 +210,6 @@ func newSkill(m Manifest, snap *snapshot, src Source) *Skill {
 	return &Skill{
 		Manifest: m, Namespace: namespaceOf(m.Name), Source: src,
 		version: v, digest: snap.digest(), files: snap.files, refused: snap.refused,
+		summary: clipText(m.Description, maxAgentDescriptionLen),
 	}
 }

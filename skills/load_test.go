@@ -87,27 +87,25 @@ func TestLoadBrokenPackages(t *testing.T) {
 			"no-md/skill.toml": actionTOML("acme.no.md", "1.0.0"), "no-md/code/main.py": "",
 			"no-entry/skill.toml": actionTOML("acme.no.entry", "1.0.0"), "no-entry/SKILL.md": packageMD("x"),
 			"bad-front/skill.toml": actionTOML("acme.bad.front", "1.0.0"), "bad-front/code/main.py": "",
-			"bad-front/SKILL.md":      "---\nname: X\ntags: nope\n---\n",
-			"agent-mismatch/SKILL.md": "---\nname: other-name\ndescription: d\n---\n",
-			"agent-nodesc/SKILL.md":   "---\nname: agent-nodesc\n---\n",
-			"binary-md/SKILL.md":      "---\nname: binary-md\ndescription: \xff\xfe\n---\n",
-			"big/SKILL.md":            "---\nname: big\ndescription: d\n---\n" + strings.Repeat("x", 3000),
-			"many/SKILL.md":           "---\nname: many\ndescription: d\n---\n",
+			"bad-front/SKILL.md":     "---\nname: X\ntags: nope\n---\n",
+			"Agent_Badname/SKILL.md": "---\nname: Also_Bad\ndescription: d\n---\n",
+			"binary-md/SKILL.md":     "---\nname: binary-md\ndescription: \xff\xfe\n---\n",
+			"big/SKILL.md":           "---\nname: big\ndescription: d\n---\n" + strings.Repeat("x", 3000),
+			"many/SKILL.md":          "---\nname: many\ndescription: d\n---\n",
 		},
 		tooMany,
 	))
 	r, logs := newRegistry(t, Options{Dir: root, MaxSkillFiles: 5, MaxSkillBytes: 2000})
 	rep := lastReport(t, r)
 	want := map[string][]string{
-		"bad-toml":       {"skill.toml:/version", "skill.toml:/runtime/shell", "skill.toml:/runtime/entrypoint", "SKILL.md:"},
-		"no-md":          {"SKILL.md:"},
-		"no-entry":       {"skill.toml:/runtime/entrypoint"},
-		"bad-front":      {"SKILL.md:/short_description", "SKILL.md:/tags"},
-		"agent-mismatch": {"SKILL.md:/name"},
-		"agent-nodesc":   {"SKILL.md:/description"},
-		"binary-md":      {"SKILL.md:"},
-		"big":            {":/size_bytes"},
-		"many":           {":/files"},
+		"bad-toml":      {"skill.toml:/version", "skill.toml:/runtime/shell", "skill.toml:/runtime/entrypoint", "SKILL.md:"},
+		"no-md":         {"SKILL.md:"},
+		"no-entry":      {"skill.toml:/runtime/entrypoint"},
+		"bad-front":     {"SKILL.md:/short_description", "SKILL.md:/tags"},
+		"Agent_Badname": {"SKILL.md:/name"},
+		"binary-md":     {"SKILL.md:"},
+		"big":           {":/size_bytes"},
+		"many":          {":/files"},
 	}
 	for rel, fs := range want {
 		p := reportFor(t, rep, rel)

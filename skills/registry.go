@@ -174,3 +174,25 @@ func (r *Registry) Reload() (LoadReport, error) {
 	}
 	return rep, nil
 }
+
+// Check loads every package under dir once, as a registry would (dir may be
+// a skills root or a single package folder), and reports each one without
+// serving anything: what an author runs before deploying.
+func Check(dir string, opts Options) (LoadReport, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return LoadReport{}, err
+	}
+	root, err := resolveRoot(dir)
+	if err != nil {
+		return LoadReport{}, err
+	}
+	cands, err := discover(root)
+	if err != nil {
+		return LoadReport{}, fmt.Errorf("check skills: %w", err)
+	}
+	r := &Registry{opts: opts, log: opts.Logger, root: root, lastGood: map[string]*Skill{}}
+	served, rep := r.loadLocked(cands)
+	rep.Skills = len(served)
+	return rep, nil
+}

@@ -43,12 +43,18 @@ type Skill struct {
 	Dir string
 
 	version Version
+	summary string // Manifest.Description shortened for listings
 	digest  string
 	files   []File            // sorted by path
 	refused map[string]string // symlinks not followed
 	args    *compiledSchema   // [runtime] args_schema; nil: none
 	output  *compiledSchema   // [runtime] output_schema; nil: none
 }
+
+// Summary is the description as listings show it: at most 1,024
+// characters. Only an Agent Skill's description can be longer (it loads with
+// a warning); describe_skill returns Manifest.Description whole.
+func (s *Skill) Summary() string { return s.summary }
 
 // SemVer returns the parsed version.
 func (s *Skill) SemVer() Version { return s.version }

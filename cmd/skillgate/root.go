@@ -30,7 +30,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newMCPCommand(), newCallCommand(), newRunsCommand(), newBlobCommand(), newTokenCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newMCPCommand(), newCallCommand(), newRunsCommand(), newBlobCommand(), newSkillCommand(), newTokenCommand(), newVersionCommand())
 	return root
 }
 
