@@ -172,8 +172,15 @@ func (d *Dispatcher) runCode(ctx context.Context, call *Call) (any, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	if language != "python" {
-		return nil, paramErr("language", "must be \"python\", the only language this gateway runs")
+	switch language {
+	case sandbox.LanguagePython:
+	case sandbox.LanguageBash:
+		if entrypoint != "" {
+			return nil, paramErr("entrypoint", "has no meaning for a bash run: the script runs from its first line")
+		}
+		entrypoint = "main"
+	default:
+		return nil, paramErr("language", "must be \"python\" or \"bash\", the languages this gateway runs")
 	}
 	if entrypoint == "" {
 		entrypoint = "main"
@@ -187,7 +194,7 @@ func (d *Dispatcher) runCode(ctx context.Context, call *Call) (any, error) {
 	}
 	req := &runRequest{
 		kind: MethodRunCode, label: "run_code", what: "run_code", blobs: blobs, mode: mode,
-		job: sandbox.Job{Code: code, Entrypoint: entrypoint, Args: args, Timeout: time.Duration(timeout) * time.Millisecond},
+		job: sandbox.Job{Code: code, Language: language, Entrypoint: entrypoint, Args: args, Timeout: time.Duration(timeout) * time.Millisecond},
 	}
 	var err error
 	if req.mounts, err = d.resolveMounts(call, mounts); err != nil {
@@ -210,7 +217,12 @@ func (d *Dispatcher) resolveMounts(call *Call, mounts []string) ([]*skills.Skill
 				"a run imports one version of a skill; list each skill once", quoteName(name), j))
 		}
 		seen[name] = i
-		s, err := d.resolveRunnable(call, param, name, version)
+		if err := checkSkill(call, name); err != nil {
+			return nil, err
+		}
+		// Any kind: an instruction skill's files (an Agent Skill's
+		// scripts) are what a run mounts it for.
+		s, err := d.catalog().Resolve(name, version)
 		if err != nil {
 			return nil, err
 		}

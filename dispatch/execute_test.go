@@ -176,7 +176,8 @@ func TestExecutionErrors(t *testing.T) {
 		{"run_code", `{"code":"x"}`, ip, "language"},
 		{"run_code", `{"language":"javascript","code":"x"}`, ip, "language"},
 		{"run_code", `{"language":"python"}`, ip, "code"},
-		{"run_code", `{"language":"python","code":"x","mount_skills":["pdf-tips"]}`, ip, "mount_skills[0]"},
+		{"run_code", `{"language":"bash","code":"x","entrypoint":"main"}`, ip, "entrypoint"},
+		{"run_code", `{"language":"python","code":"x","mount_skills":["pdf-tips","pdf-tips"]}`, ip, "mount_skills[1]"},
 		{"run_code", `{"language":"python","code":"x","mount_skills":["acme.nope"]}`, transport.StringSkillNotFound, ""},
 		{"run_code", `{"language":"python","code":"x","limits":{"timeout_ms":-5}}`, ip, "limits.timeout_ms"},
 		{"run_code", `{"language":"python","code":"x","limits":{"memory":5}}`, ip, "limits.memory"},
@@ -241,4 +242,26 @@ func (r *ctxRunner) Run(ctx context.Context, _ sandbox.Job) (*sandbox.Result, er
 	<-ctx.Done()
 	close(r.canceled)
 	return nil, ctx.Err()
+}
+
+// A bash run_code reaches the sandbox as a bash job; an instruction skill
+// (an Agent Skills folder) is mounted with all its files, to be run from
+// /skills/<name>/.
+func TestRunCodeBashMountsInstructionSkills(t *testing.T) {
+	e, r := newExecEnv(t, completed(`{"exit_code":0}`))
+	for _, c := range e.fronts() {
+		_, err := c.call("run_code", `{"language":"bash","code":"ls /skills/pdf-tips","mount_skills":["pdf-tips","acme.style.guide"]}`)
+		require.Nil(t, err)
+		job := r.last()
+		assert.Equal(t, sandbox.LanguageBash, job.Language)
+		require.Len(t, job.Skills, 2)
+		assert.Equal(t, "pdf-tips", job.Skills[0].Name)
+		assert.Empty(t, job.Skills[0].Entrypoint, "nothing to import")
+		var paths []string
+		for _, f := range job.Skills[0].Files {
+			paths = append(paths, f.Path)
+		}
+		assert.Contains(t, paths, "SKILL.md")
+		assert.Contains(t, paths, "references/REFERENCE.md")
+	}
 }

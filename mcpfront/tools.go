@@ -155,9 +155,10 @@ var protocolTools = []protocolTool{
 		schema: `{"type":"object","properties":{"name":{"type":"string"},"version":{"type":"string"},"path":{"type":"string"},` +
 			`"offset":{"type":"integer","minimum":0},"max_bytes":{"type":"integer","minimum":1}},"required":["name","path"],"additionalProperties":false}`},
 	{method: dispatch.MethodRunCode, run: true,
-		desc: "Run Python code in a fresh sandbox: the function named entrypoint (default main) is called with args; " +
-			"mount_skills makes skills importable as skills.<name>.",
-		schema: `{"type":"object","properties":{"language":{"type":"string","enum":["python"]},"code":{"type":"string"},` +
+		desc: "Run Python or bash code in a fresh sandbox. Python: the function named entrypoint (default main) is called with args. " +
+			"bash: the script runs in /workspace and exit status 0 completes the run. mount_skills puts skills' files at /skills/<name>/ " +
+			"(action skills are also importable as skills.<name>); input_blobs are files at /blobs/<id without blob:>.",
+		schema: `{"type":"object","properties":{"language":{"type":"string","enum":["python","bash"]},"code":{"type":"string"},` +
 			`"entrypoint":{"type":"string"},"args":{"type":"object"},"mount_skills":{"type":"array","items":{"type":"string"}},` +
 			`"input_blobs":{"type":"array","items":{"type":"string"}},"timeout_ms":{"type":"integer","minimum":1}},` +
 			`"required":["language","code"],"additionalProperties":false}`},

@@ -110,6 +110,9 @@ type Config struct {
 	// forceRlimits makes a Runner limit memory and processes with rlimits
 	// even where it could use cgroups: tests cover that path as root too.
 	forceRlimits bool
+	// hostEtcDir replaces the host's /etc as the source of the runs'
+	// system view (tests add a CA without touching the host's store).
+	hostEtcDir string
 	// Logger receives the runner's own events.
 	Logger zerolog.Logger
 }
@@ -239,4 +242,12 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// hostEtc is where the runs' system view is copied from.
+func (c *Config) hostEtc() string {
+	if c.hostEtcDir != "" {
+		return c.hostEtcDir
+	}
+	return "/etc"
 }

@@ -197,7 +197,7 @@ func leftovers(r *Runner) []string {
 	}
 	entries, _ := os.ReadDir(r.dir)
 	for _, e := range entries {
-		if e.Name() != "lib" {
+		if e.Name() != "lib" && e.Name() != "etc" {
 			out = append(out, "directory "+filepath.Join(r.dir, e.Name()))
 		}
 	}

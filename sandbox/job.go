@@ -46,8 +46,11 @@ func IsReservedType(t string) bool { return reservedTypes[t] }
 type Job struct {
 	// RunID identifies the run in logs and as runtime.run_id.
 	RunID string
-	// Code is the run_code module source; empty for execute_skill.
+	// Code is the run_code source; empty for execute_skill.
 	Code string
+	// Language is what Code is written in: LanguagePython (also "") or
+	// LanguageBash.
+	Language string
 	// EntrySkill names the mounted skill whose module is run (execute_skill).
 	EntrySkill string
 	// EntryModule is the module path in that skill, e.g. "code/main.py".
@@ -76,9 +79,19 @@ type Job struct {
 	Observer *Observer
 }
 
-// Skill is a mounted skill.
+// The languages of run_code.
+const (
+	// LanguagePython: Code is a module whose Entrypoint is called with Args.
+	LanguagePython = "python"
+	// LanguageBash: Code is a script /bin/bash runs; exit status 0 is a
+	// completed run with output {"exit_code": 0}, any other a failed one.
+	LanguageBash = "bash"
+)
+
+// Skill is a mounted skill, at /skills/<Name>/ in the run.
 type Skill struct {
-	// Name is dotted, e.g. "acme.math.add".
+	// Name is dotted, e.g. "acme.math.add", or an Agent Skills name such
+	// as "pdf" (files only: not importable).
 	Name string
 	// Files are the skill's files, skill.toml included.
 	Files []File

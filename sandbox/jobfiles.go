@@ -42,8 +42,8 @@ func writeJobFiles(dir string, p *plan) error {
 			return err
 		}
 	}
-	for i, b := range p.job.InputBlobs {
-		if err := writeRootFile(root, path.Join(inputBlobsDir, strconv.Itoa(i)), b.Data); err != nil {
+	for _, b := range p.job.InputBlobs {
+		if err := writeRootFile(root, path.Join(inputBlobsDir, inputBlobFile(b.ID)), b.Data); err != nil {
 			return err
 		}
 	}

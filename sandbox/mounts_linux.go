@@ -17,12 +17,6 @@ var usrSiblings = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"}
 // devices are bound from the host's /dev.
 var devices = []string{"null", "zero", "full", "random", "urandom"}
 
-const etcPasswd = "root:x:0:0:root:/root:/usr/sbin/nologin\n" +
-	"sandbox:x:1000:1000:sandbox:/workspace:/usr/sbin/nologin\n" +
-	"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-
-const etcGroup = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n"
-
 // buildRoot makes a tmpfs root with read-only system directories, fresh
 // /proc, a minimal /dev, size-limited /tmp and /workspace, the job and the
 // runtime read-only, and pivots into it. The host's root is gone after.
@@ -39,10 +33,12 @@ func buildRoot(c *initConfig) error {
 		{"/usr", func() error { return bindReadOnly("/usr", filepath.Join(r, "usr")) }},
 		{"/bin, /lib ...", func() error { return linkUsrSiblings(r) }},
 		{"/job", func() error { return bindReadOnly(c.JobDir, filepath.Join(r, "job")) }},
+		{skillsMount, func() error { return os.Symlink(skillsTarget, filepath.Join(r, skillsMount)) }},
+		{blobsMount, func() error { return os.Symlink(blobsTarget, filepath.Join(r, blobsMount)) }},
 		{libMount, func() error { return bindReadOnly(c.LibDir, filepath.Join(r, libMount)) }},
 		{"/proc", func() error { return mountProc(filepath.Join(r, "proc")) }},
 		{"/dev", func() error { return buildDev(filepath.Join(r, "dev"), c.TmpBytes) }},
-		{"/etc", func() error { return buildEtc(filepath.Join(r, "etc")) }},
+		{"/etc", func() error { return bindReadOnly(c.EtcDir, filepath.Join(r, "etc")) }},
 		{"/tmp", func() error {
 			return mountTmpfs(filepath.Join(r, "tmp"), tmpfsOpts(c.TmpBytes, "mode=1777"))
 		}},
@@ -184,29 +180,6 @@ func buildDev(dst string, shmBytes int64) error {
 		}
 	}
 	return unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "")
-}
-
-// buildEtc writes the few files programs expect; the dynamic linker's cache
-// is bound from the host when there is one.
-func buildEtc(dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	files := map[string]string{
-		"passwd":   etcPasswd,
-		"group":    etcGroup,
-		"hostname": hostname + "\n",
-		"hosts":    "127.0.0.1 localhost " + hostname + "\n::1 localhost\n",
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dst, name), []byte(content), 0o644); err != nil {
-			return err
-		}
-	}
-	if _, err := os.Stat("/etc/ld.so.cache"); err == nil {
-		return bindReadOnly("/etc/ld.so.cache", filepath.Join(dst, "ld.so.cache"))
-	}
-	return nil
 }
 
 func touch(p string) error {

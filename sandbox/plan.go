@@ -7,7 +7,7 @@ import (
 	"math"
 	"path"
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
@@ -15,7 +15,15 @@ import (
 
 // Paths inside the sandbox. The job directory is bound read-only at /job.
 const (
-	jobMount       = "/job"
+	jobMount = "/job"
+	// skillsMount is where a run finds every mounted skill's files
+	// (/skills/<name>/): a symlink to the job's skills directory.
+	skillsMount  = "/skills"
+	skillsTarget = jobMount + "/" + skillsDir
+	// blobsMount holds every input blob as a file (inputBlobFile): a
+	// symlink to the job's blobs directory.
+	blobsMount     = "/blobs"
+	blobsTarget    = jobMount + "/" + inputBlobsDir
 	skillsDir      = "skills"
 	inputBlobsDir  = "blobs"
 	outputBlobsDir = ".blobs" // under /workspace, created by the runtime
@@ -34,6 +42,7 @@ type plan struct {
 type jobMessage struct {
 	RunID        string            `json:"run_id"`
 	Code         string            `json:"code,omitempty"`
+	Language     string            `json:"language,omitempty"`
 	Skill        string            `json:"skill,omitempty"`
 	Module       string            `json:"module,omitempty"`
 	Entrypoint   string            `json:"entrypoint"`
@@ -103,6 +112,16 @@ func (p *plan) checkBasics(cfg Config) error {
 	}
 	if err := checkEnv(job.Env); err != nil {
 		return err
+	}
+	switch job.Language {
+	case "", LanguagePython:
+	case LanguageBash:
+		if job.EntrySkill != "" {
+			return fmt.Errorf("a bash run has no entry skill")
+		}
+		p.msg.Language = LanguageBash
+	default:
+		return fmt.Errorf("language %q: want %q or %q", job.Language, LanguagePython, LanguageBash)
 	}
 	p.msg.RunID = job.RunID
 	p.msg.Code = job.Code
@@ -242,7 +261,7 @@ func (p *plan) checkEntry() error {
 
 func (p *plan) checkBlobs(cfg Config) error {
 	ids := make(map[string]bool)
-	for i, b := range p.job.InputBlobs {
+	for _, b := range p.job.InputBlobs {
 		if err := checkBlobID(b.ID); err != nil {
 			return err
 		}
@@ -253,7 +272,7 @@ func (p *plan) checkBlobs(cfg Config) error {
 			return fmt.Errorf("blob id %s given twice", b.ID)
 		}
 		ids[b.ID] = true
-		p.msg.Inputs = append(p.msg.Inputs, inputMessage{ID: b.ID, Path: inputBlobPath(i)})
+		p.msg.Inputs = append(p.msg.Inputs, inputMessage{ID: b.ID, Path: path.Join(blobsMount, inputBlobFile(b.ID))})
 	}
 	if len(p.job.OutputBlobIDs) > cfg.MaxOutputBlobs {
 		return fmt.Errorf("more than %d output blob ids", cfg.MaxOutputBlobs)
@@ -271,8 +290,13 @@ func (p *plan) checkBlobs(cfg Config) error {
 	return nil
 }
 
-func inputBlobPath(i int) string {
-	return path.Join(jobMount, inputBlobsDir, strconv.Itoa(i))
+// inputBlobFile names an input blob's file under /blobs: its id without
+// the "blob:" prefix (a blob id is one safe path segment either way).
+func inputBlobFile(id string) string {
+	if f, ok := strings.CutPrefix(id, "blob:"); ok && f != "" {
+		return f
+	}
+	return id
 }
 
 // cpuSeconds is the per-process CPU budget: cfg.CPUTime, else the timeout,

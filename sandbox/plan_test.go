@@ -55,7 +55,7 @@ func TestPlanMessage(t *testing.T) {
 			{"name": "acme.util", "root": "/job/skills/acme.util", "entry": "lib.x", "export": "go"},
 			{"name": "acme.docs", "root": "/job/skills/acme.docs"}
 		],
-		"inputs": [{"id": "blob:in", "path": "/job/blobs/0"}],
+		"inputs": [{"id": "blob:in", "path": "/blobs/in"}],
 		"outputs": ["blob:o1"], "env": {"K": "v"}, "cpu_seconds": 30, "max_blob_bytes": 16777216
 	}`, string(data))
 }

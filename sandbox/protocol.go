@@ -50,6 +50,7 @@ type initConfig struct {
 	RootDir        string `json:"root_dir"` // host dir the new root is mounted on (a template's sandboxes use one of its own)
 	JobDir         string `json:"job_dir"`  // host dir bound read-only at /job
 	LibDir         string `json:"lib_dir"`  // host dir bound read-only at /opt/skillgate
+	EtcDir         string `json:"etc_dir"`  // host dir bound read-only at /etc (systemview.go)
 	Python         string `json:"python"`
 	TmpBytes       int64  `json:"tmp_bytes"`
 	WorkspaceBytes int64  `json:"workspace_bytes"`

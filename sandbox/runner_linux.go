@@ -32,6 +32,7 @@ type Runner struct {
 	name    string      // skillgate-<pid>-<random>: work dir and parent cgroup
 	dir     string      // WorkDir/name
 	libDir  string      // the Python runtime, bound read-only into every sandbox
+	etcDir  string      // the runs' /etc (systemview.go), bound read-only into every sandbox
 	cgroups *cgroupTree // nil: rlimits stand in (rootless without a writable cgroup)
 	// cgroupErr says why no cgroup could be used (rootless only).
 	cgroupErr   error
@@ -262,6 +263,11 @@ func (r *Runner) makeWorkDir() error {
 	if err := installRuntime(r.libDir); err != nil {
 		_ = os.RemoveAll(r.dir)
 		return fmt.Errorf("install the Python runtime: %w", err)
+	}
+	r.etcDir = filepath.Join(r.dir, "etc")
+	if err := buildSystemView(r.etcDir, r.cfg.hostEtc()); err != nil {
+		_ = os.RemoveAll(r.dir)
+		return fmt.Errorf("build the runs' /etc: %w", err)
 	}
 	return nil
 }

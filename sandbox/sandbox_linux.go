@@ -386,6 +386,7 @@ func (r *Runner) initConfig(sb *sandbox) initConfig {
 		RootDir:        sb.rootDir,
 		JobDir:         sb.jobDir,
 		LibDir:         r.libDir,
+		EtcDir:         r.etcDir,
 		Python:         r.cfg.Python,
 		TmpBytes:       r.cfg.TmpBytes,
 		WorkspaceBytes: r.cfg.WorkspaceBytes,

@@ -46,10 +46,15 @@ func checkIdentifier(s string) error {
 	return nil
 }
 
-// checkSkillName accepts dotted identifiers such as "acme.math.add".
+// checkSkillName accepts dotted identifiers such as "acme.math.add" and
+// Agent Skills names such as "pdf-forms" (lowercase letters, digits and
+// single inner hyphens): either is one safe path segment under /skills.
 func checkSkillName(name string) error {
 	if len(name) > maxNameLen {
 		return fmt.Errorf("skill name longer than %d bytes", maxNameLen)
+	}
+	if isAgentSkillName(name) {
+		return nil
 	}
 	for _, seg := range strings.Split(name, ".") {
 		if err := checkIdentifier(seg); err != nil {
@@ -166,4 +171,17 @@ func checkEnvKey(k string) error {
 		return fmt.Errorf("bad character")
 	}
 	return nil
+}
+
+func isAgentSkillName(name string) bool {
+	if name == "" || name[0] == '-' || name[len(name)-1] == '-' || strings.Contains(name, "--") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

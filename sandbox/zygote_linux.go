@@ -59,7 +59,7 @@ func (r *Runner) startZygote() (*zygote, error) {
 		_ = fc.Close()
 		return nil, err
 	}
-	args, err := json.Marshal(map[string]any{"lib_dir": r.libDir, "sys": zygoteSyscalls,
+	args, err := json.Marshal(map[string]any{"lib_dir": r.libDir, "etc_dir": r.etcDir, "sys": zygoteSyscalls,
 		"seccomp": r.zygoteSeccomp, "landlock": r.zygoteLandlock})
 	if err != nil {
 		_ = fc.Close()

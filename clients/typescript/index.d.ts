@@ -219,8 +219,8 @@ export interface ExecuteSkillParams {
 }
 
 export interface RunCodeParams {
-  /** Default "python", the only language the gateway runs. */
-  language?: 'python';
+  /** Default "python"; "bash" runs the code as a bash script. */
+  language?: 'python' | 'bash';
   code: string;
   /** The function to call (default "main"). */
   entrypoint?: string;

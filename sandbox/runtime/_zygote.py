@@ -65,10 +65,6 @@ RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_AS = 6, 7, 9
 
 USR_SIBLINGS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 DEVICES = ("null", "zero", "full", "random", "urandom")
-ETC_PASSWD = ("root:x:0:0:root:/root:/usr/sbin/nologin\n"
-              "sandbox:x:1000:1000:sandbox:/workspace:/usr/sbin/nologin\n"
-              "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
-ETC_GROUP = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n"
 HOSTNAME = "sandbox"
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -145,7 +141,7 @@ def template_main():
     mount("tmpfs", "/opt", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,nr_inodes=64,mode=0755")
     os.mkdir(LIB_MOUNT, 0o755)
     mount(lib, LIB_MOUNT, None, MS_BIND | MS_REC)
-    build_base(lib)
+    build_base(lib, args["etc_dir"])
     sys.path.insert(0, LIB_MOUNT)
     global boot
     import runtime._boot as boot  # noqa: F401  (what every run needs, imported once)
@@ -409,7 +405,7 @@ BASE_ROOT = "/opt/.root"
 RUN_ROOT = "/opt/.run"
 
 
-def build_base(lib):
+def build_base(lib, etc):
     """The read-only tree every sandbox's root is a recursive bind of: the
     system directories, /etc, /dev's devices, the runtime, and the mount
     points of what each run gets fresh."""
@@ -420,9 +416,12 @@ def build_base(lib):
     bind_ro(lib, r + LIB_MOUNT)
     for d in ("/job", "/tmp", "/workspace"):
         os.mkdir(r + d, 0o755)
+    # skillsMount and blobsMount, as the gateway lays them out
+    os.symlink("/job/skills", r + "/skills")
+    os.symlink("/job/blobs", r + "/blobs")
     os.mkdir(r + "/proc", 0o555)
     build_dev(r + "/dev")
-    build_etc(r + "/etc")
+    bind_ro(etc, r + "/etc")
     # Not recursive: the devices stay writable, as /dev/null must.
     remount_ro(r, False)
     os.mkdir(RUN_ROOT, 0o755)
@@ -506,18 +505,6 @@ def build_dev(dst):
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, dst + "/" + name)
     mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
-def build_etc(dst):
-    os.makedirs(dst, 0o755, exist_ok=True)
-    for name, content in (("passwd", ETC_PASSWD), ("group", ETC_GROUP), ("hostname", HOSTNAME + "\n"),
-                          ("hosts", "127.0.0.1 localhost %s\n::1 localhost\n" % HOSTNAME)):
-        fd = os.open(dst + "/" + name, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-        os.write(fd, content.encode())
-        os.fchmod(fd, 0o644)
-        os.close(fd)
-    if os.path.exists("/etc/ld.so.cache"):
-        bind_ro("/etc/ld.so.cache", dst + "/ld.so.cache")
 
 
 def pivot(r, nr):
