@@ -157,3 +157,40 @@ func TestSystemViewRealLibraries(t *testing.T) {
 		})
 	}
 }
+
+// HTTPS through the egress proxy verifies against the host's trust store
+// as the run's view holds it: a site whose CA the store holds is reached
+// with Python's default context, and the same site fails verification for
+// a run whose store lacks the CA. The store is a copy of the host's with
+// the test CA added, given as the view's source: the host's own store is
+// not touched.
+func TestSystemViewHTTPSVerifiesAgainstTheHostStore(t *testing.T) {
+	site := newEgressSite(t)
+	bundle, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	if err != nil {
+		t.Skipf("no Debian CA bundle on this host: %v", err)
+	}
+	etc := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(etc, "ssl/certs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(etc, "ssl/certs/ca-certificates.crt"), append(bundle, site.caPEM...), 0o644))
+
+	const code = `
+import ssl, urllib.request
+def main(args):
+    try:
+        with urllib.request.urlopen(args["url"], timeout=20, context=ssl.create_default_context()) as r:
+            return r.read().decode()
+    except Exception as e:
+        return type(e).__name__ + ": " + str(e)
+`
+	hps := hostPort(site.https.URL)
+	fetch := func(r *Runner) string {
+		e := egressFor(t, nil, nil, []string{hps}, []string{hps})
+		res := run(t, r, code, map[string]any{"url": site.https.URL + "/verified"}, func(j *Job) { j.Egress = e })
+		requireCompleted(t, res)
+		return string(res.Output)
+	}
+	trusting := ownRunner(t, func(c *Config) { c.hostEtcDir = etc })
+	assert.Equal(t, `"hello /verified"`, fetch(trusting))
+	assert.Contains(t, fetch(sharedRunner(t)), "CERTIFICATE_VERIFY_FAILED", "the host's own store lacks the test CA")
+}
