@@ -236,8 +236,12 @@ func TestEgressNoNetworkWithoutEgress(t *testing.T) {
 	for k, v := range got {
 		assert.NotEqual(t, "ok", v, "%s must fail without network", k)
 	}
-	assert.Equal(t, "socket: Address family not supported by protocol", got["tcp_proxy"])
-	assert.Equal(t, "socket: Address family not supported by protocol", got["udp"])
+	const hint = " (this run has no network: a skill gets it from the destinations its skill.toml lists " +
+		"in [permissions] network, run_code from the caller's run_code_network in the auth file (--run-code-network without one))"
+	assert.Equal(t, "socket: Address family not supported by protocol"+hint, got["tcp_proxy"])
+	assert.Equal(t, "socket: Address family not supported by protocol"+hint, got["udp"])
+	assert.True(t, strings.HasPrefix(got["dns"].(string), "dns: [Errno -3] Temporary failure in name resolution"), got["dns"])
+	assert.True(t, strings.HasSuffix(got["dns"].(string), hint), "a name lookup says why it fails: %s", got["dns"])
 }
 
 func TestEgressOnlyTheProxyWithEgress(t *testing.T) {

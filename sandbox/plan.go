@@ -43,6 +43,7 @@ type jobMessage struct {
 	RunID        string            `json:"run_id"`
 	Code         string            `json:"code,omitempty"`
 	Language     string            `json:"language,omitempty"`
+	Network      bool              `json:"network,omitempty"` // the run has egress
 	Skill        string            `json:"skill,omitempty"`
 	Module       string            `json:"module,omitempty"`
 	Entrypoint   string            `json:"entrypoint"`
@@ -129,6 +130,7 @@ func (p *plan) checkBasics(cfg Config) error {
 	p.msg.Env = job.Env
 	if job.Egress != nil {
 		p.msg.Env = withProxyEnv(job.Env)
+		p.msg.Network = true
 	}
 	return nil
 }

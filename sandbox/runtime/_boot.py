@@ -70,8 +70,44 @@ def blob_dir():
     return fd
 
 
+NO_NETWORK = ("this run has no network: a skill gets it from the destinations its skill.toml lists "
+              "in [permissions] network, run_code from the caller's run_code_network in the auth file "
+              "(--run-code-network without one)")
+
+
+def explain_no_network():
+    """Makes a run without network say so, and which permission grants it,
+    where it would otherwise see a bare resolver error or a refused socket
+    (the sandbox refuses every socket but AF_UNIX without network)."""
+    import socket
+
+    resolve, init = socket.getaddrinfo, socket.socket.__init__
+
+    def explained(exc):
+        return type(exc)(exc.errno, "%s (%s)" % (exc.strerror, NO_NETWORK))
+
+    def getaddrinfo(*args, **kwargs):
+        try:
+            return resolve(*args, **kwargs)
+        except socket.gaierror as exc:
+            raise explained(exc) from None
+
+    def socket_init(sock, family=-1, *args, **kwargs):
+        try:
+            init(sock, family, *args, **kwargs)
+        except OSError as exc:
+            if family == socket.AF_UNIX or exc.errno is None:
+                raise
+            raise explained(exc) from None
+
+    socket.getaddrinfo = getaddrinfo
+    socket.socket.__init__ = socket_init
+
+
 def prepare(job, dir_fd):
     limit_cpu(job.get("cpu_seconds", 0))
+    if not job.get("network"):
+        explain_no_network()
     os.environ.update(job.get("env") or {})
     runtime.run_id = job.get("run_id", "")
     inputs = {b["id"]: b["path"] for b in job.get("inputs") or []}
