@@ -21,7 +21,9 @@ func restrictLandlock(network bool) (int, error) {
 	}
 	rules := []landlock.Rule{
 		landlock.RODirs(landlockReadDirs()...),
-		landlock.RWDirs(workspacePath, "/tmp", "/dev/shm"),
+		// With REFER, a file moves between the writable directories
+		// (mv /tmp/x /workspace/outputs/) instead of failing with EXDEV.
+		landlock.RWDirs(workspacePath, "/tmp", "/dev/shm").WithRefer(),
 		landlock.RWFiles(devicePaths()...),
 	}
 	if network {

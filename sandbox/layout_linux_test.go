@@ -101,3 +101,65 @@ def main(args):
 	assert.Equal(t, "x", out["blob"])
 	assert.Equal(t, []any{"summarize.py"}, out["files"])
 }
+
+func outputIDs(n int) func(*Job) {
+	return func(j *Job) {
+		for i := range n {
+			j.OutputBlobIDs = append(j.OutputBlobIDs, "blob:out-"+string(rune('a'+i)))
+		}
+	}
+}
+
+// Files left in /workspace/outputs become output blobs, in name order after
+// the ones written through runtime.blobs, with a kind from their extension;
+// a bash run's output maps each name to its blob.
+func TestOutputDirectoryBecomesBlobs(t *testing.T) {
+	r := sharedRunner(t)
+	res := run(t, r, "", nil, bashJob(`printf 'a,b\n1,2\n' > outputs/table.csv; echo '{"x":1}' > /workspace/outputs/data.json`), outputIDs(4))
+	requireCompleted(t, res)
+	assert.JSONEq(t, `{"exit_code":0,"outputs":{"data.json":"blob:out-a","table.csv":"blob:out-b"}}`, string(res.Output))
+	require.Len(t, res.OutputBlobs, 2)
+	assert.Equal(t, OutputBlob{ID: "blob:out-a", Kind: "application/json", Data: []byte("{\"x\":1}\n")}, res.OutputBlobs[0])
+	assert.Equal(t, OutputBlob{ID: "blob:out-b", Kind: "text/csv", Data: []byte("a,b\n1,2\n")}, res.OutputBlobs[1])
+	assert.Contains(t, res.Logs, "/workspace/outputs/table.csv is blob:out-b (text/csv)")
+
+	code := `
+import os
+from runtime import blobs
+def main(args):
+    first = blobs.write_text("by the API")
+    with open("/workspace/plot.bin", "wb") as f:
+        f.write(b"\x00\x01")
+    # A rename between the writable directories, as a library finishing
+    # a temporary file does (Landlock's REFER right).
+    os.rename("/workspace/plot.bin", "/workspace/outputs/plot.bin")
+    return {"first": first}
+`
+	res = run(t, r, code, nil, outputIDs(4))
+	requireCompleted(t, res)
+	require.Len(t, res.OutputBlobs, 2)
+	assert.Equal(t, "blob:out-a", res.OutputBlobs[0].ID)
+	assert.Equal(t, OutputBlob{ID: "blob:out-b", Kind: "application/octet-stream", Data: []byte{0, 1}}, res.OutputBlobs[1])
+}
+
+// An output directory over the run's blob limits, or holding anything but
+// files, fails the run with an error that says so; nothing of it is kept.
+func TestOutputDirectoryOverTheLimits(t *testing.T) {
+	r := sharedRunner(t)
+	res := run(t, r, "", nil, bashJob(`for i in 1 2 3; do echo $i > outputs/f$i.txt; done`), outputIDs(2))
+	require.Equal(t, StatusFailed, res.Status)
+	assert.Equal(t, ErrTypeOutputTooLarge, res.Error.Type)
+	assert.Contains(t, res.Error.Message, "/workspace/outputs/f3.txt would be blob 3; this run may write at most 2 blobs")
+	assert.Empty(t, res.OutputBlobs)
+
+	big := ownRunner(t, func(c *Config) { c.MaxOutputBlobBytes = 1024 })
+	res = run(t, big, "", nil, bashJob(`head -c 2048 /dev/zero > outputs/big.bin`), outputIDs(2))
+	require.Equal(t, StatusFailed, res.Status)
+	assert.Equal(t, ErrTypeOutputTooLarge, res.Error.Type)
+	assert.Contains(t, res.Error.Message, "/workspace/outputs/big.bin is 2048 bytes; a blob may hold at most 1024")
+
+	res = run(t, r, "", nil, bashJob(`mkdir outputs/sub; ln -s /etc/passwd outputs/link`), outputIDs(2))
+	require.Equal(t, StatusFailed, res.Status)
+	assert.Equal(t, "BlobError", res.Error.Type)
+	assert.Contains(t, res.Error.Message, "/workspace/outputs/link is not a regular file")
+}

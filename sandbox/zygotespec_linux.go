@@ -18,7 +18,7 @@ type landlockSpec struct {
 	Net      uint64    `json:"net"`       // handled network rights: all denied
 	Scoped   uint64    `json:"scoped"`    // abstract unix sockets and signals
 	RO       uint64    `json:"ro"`        // read-only directories
-	RW       uint64    `json:"rw"`        // /workspace, /tmp, /dev/shm
+	RW       uint64    `json:"rw"`        // /workspace, /tmp, /dev/shm (with REFER: renames between them)
 	Files    uint64    `json:"files"`     // the devices
 	Sys      [3]uint64 `json:"sys"`       // create_ruleset, add_rule, restrict_self
 }
@@ -61,7 +61,7 @@ func newLandlockSpec() landlockSpec {
 		s.Scoped, s.AttrSize = 1<<2-1, 24
 	}
 	s.RO = llRead & s.FS
-	s.RW = (llRead | llWrite) & s.FS
+	s.RW = (llRead | llWrite | ll.AccessFSRefer) & s.FS
 	s.Files = (llRead | llWrite) & llFile & s.FS
 	return s
 }

@@ -14,6 +14,8 @@ RESULT_FD = 4
 OUTPUT_LIMIT = 4096
 MESSAGE_LIMIT = 1024
 BLOB_DIR = "/workspace/.blobs"
+# Files left here when the run ends become output blobs, in name order.
+OUTPUT_DIR = "/workspace/outputs"
 CODE_NAME = "<code>"
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -61,7 +63,9 @@ def limit_cpu(seconds):
 
 
 def blob_dir():
-    """The directory output blobs are written to, made before any job."""
+    """The directory output blobs are written to, and the one whose files
+    become blobs, made before any job."""
+    os.mkdir(OUTPUT_DIR, 0o755)
     # Readable by others, whatever the umask: with a subordinate id range
     # the gateway, which collects the blobs, does not own them.
     os.mkdir(BLOB_DIR, 0o755)
@@ -201,7 +205,17 @@ def run_bash(job):
         return failure(type(exc).__name__, "starting /bin/bash: " + text(exc))
     code = os.waitstatus_to_exitcode(status)
     if code == 0:
-        return {"ok": True, "output": '{"exit_code":0}', "blobs": blobs._manifest()}
+        try:
+            files = collect_outputs()
+        except BaseException as exc:
+            return outputs_failure(exc)
+        output = {"exit_code": 0}
+        if files:
+            output["outputs"] = files
+        out, fail = encode(output)
+        if fail is not None:
+            return fail
+        return {"ok": True, "output": out, "blobs": blobs._manifest()}
     if code < 0:
         import signal
         try:
@@ -212,9 +226,52 @@ def run_bash(job):
     return failure("ExitStatus", "bash exited with status %d" % code)
 
 
+def collect_outputs():
+    """Moves the files left in OUTPUT_DIR into the run's blobs, in name
+    order, and returns {name: blob id}. Anything else there (a directory, a
+    symlink, a fifo) fails the run: only files become blobs."""
+    out = {}
+    try:
+        names = sorted(os.listdir(OUTPUT_DIR))
+    except FileNotFoundError:  # the code removed it
+        return out
+    if not names:
+        return out
+    import mimetypes
+    import stat
+    from runtime import log
+
+    for name in names:
+        path = os.path.join(OUTPUT_DIR, name)
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise blobs.BlobError("%s is not a regular file: only files in %s become blobs" % (path, OUTPUT_DIR))
+        kind = mimetypes.guess_type(name, strict=False)[0] or "application/octet-stream"
+        out[name] = blobs._adopt(path, kind)
+        log.info("%s is %s (%s)" % (path, out[name], kind))
+    return out
+
+
+def outputs_failure(exc):
+    if isinstance(exc, blobs.BlobLimitError):
+        return failure("OUTPUT_TOO_LARGE", "the output files are over the run's blob limits: " + text(exc), True)
+    return failure(type(exc).__name__, text(exc))
+
+
 def run(job):
     if job.get("language") == "bash":
         return run_bash(job)
+    result = run_python(job)
+    if not result["ok"]:
+        return result
+    try:
+        collect_outputs()
+    except BaseException as exc:
+        return outputs_failure(exc)
+    result["blobs"] = blobs._manifest()
+    return result
+
+
+def run_python(job):
     try:
         value = call(job)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included

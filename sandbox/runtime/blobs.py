@@ -129,3 +129,24 @@ def _write(data, kind):
         blob_id = _output_ids[index]
         _written[blob_id] = (index, kind)
     return blob_id
+
+
+def _adopt(path, kind):
+    """Make the file at path (in /workspace, the blob directory's file
+    system) the run's next blob, moving it rather than copying; return its
+    id."""
+    _check_kind(kind)
+    size = os.lstat(path).st_size
+    if size > _max_bytes:
+        raise BlobLimitError(
+            "%s is %d bytes; a blob may hold at most %d" % (path, size, _max_bytes))
+    with _lock:
+        index = len(_written)
+        if index >= len(_output_ids):
+            raise BlobLimitError(
+                "%s would be blob %d; this run may write at most %d blobs" % (path, index + 1, len(_output_ids)))
+        os.rename(path, str(index), dst_dir_fd=_dir_fd)
+        os.chmod(str(index), 0o644, dir_fd=_dir_fd, follow_symlinks=False)
+        blob_id = _output_ids[index]
+        _written[blob_id] = (index, kind)
+    return blob_id
