@@ -116,22 +116,38 @@ func TestDefaultTimeouts(t *testing.T) {
 // refused.
 func TestDefaultConnectionLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l, stop := serveBubble(t, &deadlineResolver{}, nil)
+		far := make(chan net.Conn, 16) // the destinations' ends
+		dial := func(context.Context, string, string) (net.Conn, error) {
+			c, s := net.Pipe()
+			far <- s
+			return c, nil
+		}
+		l, stop := serveBubble(t, &deadlineResolver{}, dial)
 		defer stop()
+		tunnel := func() (net.Conn, *http.Response) {
+			c := l.dial()
+			_, err := io.WriteString(c, "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example\r\n\r\n")
+			require.NoError(t, err)
+			resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+			require.NoError(t, err)
+			return c, resp
+		}
 		var held []net.Conn
 		for range 16 {
-			held = append(held, l.dial())
+			c, resp := tunnel()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			held = append(held, c)
 		}
-		c := l.dial()
-		_, err := io.WriteString(c, "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example\r\n\r\n")
-		require.NoError(t, err)
-		resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
-		require.NoError(t, err)
+		c, resp := tunnel()
 		body, _ := io.ReadAll(resp.Body)
 		assert.Equal(t, "egress denied: a.example:443 (connection_limit: more than 16 concurrent connections)\n", string(body))
 		_ = c.Close()
 		for _, h := range held {
 			_ = h.Close()
+		}
+		close(far)
+		for s := range far {
+			_ = s.Close()
 		}
 	})
 }

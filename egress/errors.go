@@ -11,6 +11,9 @@ var (
 	errInvalidConfig = errors.New("egress: invalid config")
 	// errByteCap: the run has sent all the bytes its cap allows.
 	errByteCap = errors.New("egress: the run's byte cap is reached")
+	// errHeaderTooLarge: a request's line and headers pass
+	// MaxHeaderBytes.
+	errHeaderTooLarge = errors.New("egress: request header too large")
 )
 
 // Reason says why a connection was refused; its String is the metrics
@@ -32,6 +35,8 @@ const (
 	ReasonLimit   // the run's connection limit
 	ReasonDial    // the upstream refused or timed out
 	ReasonBadRequest
+	ReasonHeaderTooLarge // the request line and headers pass MaxHeaderBytes
+	ReasonHost           // an address of the gateway's own host
 )
 
 var reasonNames = [...]string{
@@ -39,7 +44,7 @@ var reasonNames = [...]string{
 	ReasonLoopback: "loopback", ReasonPrivate: "private", ReasonLinkLocal: "link_local",
 	ReasonMulticast: "multicast", ReasonMetadata: "metadata", ReasonReserved: "reserved",
 	ReasonResolve: "resolve_failed", ReasonLimit: "connection_limit", ReasonDial: "connect_failed",
-	ReasonBadRequest: "bad_request",
+	ReasonBadRequest: "bad_request", ReasonHeaderTooLarge: "header_too_large", ReasonHost: "host",
 }
 
 func (r Reason) String() string {

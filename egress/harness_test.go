@@ -84,14 +84,20 @@ type harness struct {
 
 func start(t *testing.T, cfg Config, pol *Policy, up *upstream) *harness {
 	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return startOn(t, cfg, pol, up, l)
+}
+
+// startOn is start on a listener of the test's.
+func startOn(t *testing.T, cfg Config, pol *Policy, up *upstream, l net.Listener) *harness {
+	t.Helper()
 	h := &harness{up: up, metrics: metrics.New("test"), logs: &testlog.Buffer{}}
 	cfg.Dial, cfg.Metrics, cfg.Logger = up.dial, h.metrics, zerolog.New(h.logs)
 	if cfg.Resolver == nil {
 		cfg.Resolver = names{}
 	}
 	p, err := New(cfg)
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	h.addr = l.Addr().String()
 	done := make(chan struct{})

@@ -175,6 +175,12 @@ func ParsePrivates(list []string) ([]PrivateRule, error) {
 	return out, nil
 }
 
+// explicit reports whether the rule names its destination: a host name or
+// a single address, not a range.
+func (r PrivateRule) explicit() bool {
+	return !r.prefix.IsValid() || r.prefix.IsSingleIP()
+}
+
 func (r PrivateRule) match(host string, addr netip.Addr, port int) bool {
 	if r.prefix.IsValid() && !r.prefix.Contains(addr) {
 		return false

@@ -54,14 +54,25 @@ func (p *Policy) CheckName(host string, port int) Reason {
 
 // CheckAddr checks one resolved address of host.
 func (p *Policy) CheckAddr(host string, addr netip.Addr, port int) Reason {
-	addr = addr.Unmap()
+	return p.checkAddr(host, addr, port, false)
+}
+
+// checkAddr checks one resolved address of host; ownHost says that it is
+// an address of the gateway's host (other than loopback). Such an address
+// reaches every service the host binds to 0.0.0.0, so only a rule naming
+// that address or the host name lets it through, not a range that merely
+// contains it.
+func (p *Policy) checkAddr(host string, addr netip.Addr, port int, ownHost bool) Reason {
 	why := Classify(addr)
+	if ownHost && why != ReasonLoopback {
+		why = ReasonHost
+	}
 	if why == ReasonNone {
 		return ReasonNone
 	}
-	host = normalizeHost(host)
+	addr, host = addr.Unmap(), normalizeHost(host)
 	for _, r := range p.Private {
-		if r.match(host, addr, port) {
+		if r.match(host, addr, port) && (why != ReasonHost || r.explicit()) {
 			return ReasonNone
 		}
 	}
@@ -102,10 +113,27 @@ var (
 	reservedRanges = []netip.Prefix{
 		netip.MustParsePrefix("0.0.0.0/8"),
 		netip.MustParsePrefix("192.0.0.0/24"),
-		netip.MustParsePrefix("240.0.0.0/4"),  // and broadcast
-		netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can reach anything IPv4
+		netip.MustParsePrefix("240.0.0.0/4"), // and broadcast
+		// Documentation ranges: no public host answers there, so an
+		// answer in them is a host of someone's own network.
+		netip.MustParsePrefix("192.0.2.0/24"),
+		netip.MustParsePrefix("198.51.100.0/24"),
+		netip.MustParsePrefix("203.0.113.0/24"),
+		netip.MustParsePrefix("2001:db8::/32"),
+		netip.MustParsePrefix("3fff::/20"),
+		// Forms that carry an IPv4 address a translator or the host's
+		// own stack may reach, whatever it is: NAT64, 6to4, Teredo,
+		// IPv4-compatible (::a.b.c.d) and IPv4-translated
+		// (::ffff:0:a.b.c.d). IPv4-mapped addresses are checked as the
+		// IPv4 address they carry, which is how resolvers hand out A
+		// records.
+		netip.MustParsePrefix("64:ff9b::/96"),
 		netip.MustParsePrefix("64:ff9b:1::/48"),
-		netip.MustParsePrefix("2002::/16"), // 6to4 embeds IPv4 too
+		netip.MustParsePrefix("2002::/16"),
+		netip.MustParsePrefix("2001::/32"),
+		netip.MustParsePrefix("::/96"),
+		netip.MustParsePrefix("::ffff:0:0:0/96"),
+		netip.MustParsePrefix("fec0::/10"), // deprecated site-local
 		netip.MustParsePrefix("100::/64"),  // discard
 	}
 )

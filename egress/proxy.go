@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,8 @@ type Run struct {
 	policy   *Policy
 	slots    chan struct{} // one per open connection
 	refusals chan struct{} // one per connection being refused for lack of a slot
+	readers  chan struct{} // one per connection whose request is being read
+	done     chan struct{} // closed with closed
 	up       atomic.Int64  // bytes towards destinations
 	down     atomic.Int64  // bytes towards the run
 
@@ -59,6 +62,8 @@ func (p *Proxy) ForRun(info RunInfo, policy *Policy) *Run {
 		p: p, info: info, policy: policy,
 		slots:    make(chan struct{}, p.cfg.MaxConns),
 		refusals: make(chan struct{}, p.cfg.MaxConns),
+		readers:  make(chan struct{}, p.cfg.MaxHeaderReaders),
+		done:     make(chan struct{}),
 		conns:    make(map[net.Conn]struct{}),
 	}
 }
@@ -123,7 +128,10 @@ func (r *Run) untrack(c net.Conn) {
 func (r *Run) closeAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.closed = true
+	if !r.closed {
+		r.closed = true
+		close(r.done)
+	}
 	for c := range r.conns {
 		_ = c.Close()
 	}
@@ -131,14 +139,15 @@ func (r *Run) closeAll() {
 
 // conn is what is known of one connection, for its log event.
 type conn struct {
-	host   string
-	port   int
-	addr   netip.AddrPort
-	reason Reason
-	detail string
-	start  time.Time
-	up     int64
-	down   int64
+	host     string
+	port     int
+	endpoint string // the URL the run asked for, for ENDPOINT_UNREACHABLE
+	addr     netip.AddrPort
+	reason   Reason
+	detail   string
+	start    time.Time
+	up       int64
+	down     int64
 }
 
 // acquire takes a connection slot; without one, a refusal slot (limited:
@@ -161,27 +170,19 @@ func (r *Run) acquire() (release func(), limited, ok bool) {
 func (r *Run) handle(c net.Conn, limited bool, note func(string)) {
 	st := &conn{start: time.Now()}
 	defer r.finish(st, note)
-	br := bufio.NewReader(c)
-	_ = c.SetReadDeadline(time.Now().Add(r.p.cfg.RequestTimeout))
-	req, err := http.ReadRequest(br)
-	_ = c.SetReadDeadline(time.Time{})
-	if err != nil {
-		st.reason, st.detail = ReasonBadRequest, "unreadable proxy request"
-		refuse(c, st)
-		return
-	}
-	if !r.destination(req, st) {
-		refuse(c, st)
+	req, br, used, ok := r.readRequest(c, st)
+	if !ok || !r.destination(req, st) {
+		answer(c, st)
 		return
 	}
 	if limited {
 		st.reason, st.detail = ReasonLimit, fmt.Sprintf("more than %d concurrent connections", cap(r.slots))
-		refuse(c, st)
+		answer(c, st)
 		return
 	}
 	up, ok := r.connect(st)
 	if !ok {
-		refuse(c, st)
+		answer(c, st)
 		return
 	}
 	if !r.track(up) {
@@ -189,10 +190,14 @@ func (r *Run) handle(c net.Conn, limited bool, note func(string)) {
 		return
 	}
 	defer r.untrack(up)
+	var err error
 	if req.Method == http.MethodConnect {
 		_, err = io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
 	} else {
+		// The request's line and headers were charged as they were
+		// read; their forwarded form is not charged again.
 		sent := r.capped(up, &r.up)
+		sent.free = used
 		err = forwardRequest(req, sent)
 		st.up = sent.n
 	}
@@ -208,11 +213,15 @@ func (r *Run) destination(req *http.Request, st *conn) bool {
 	switch {
 	case req.Method == http.MethodConnect:
 		hostport = req.RequestURI
+		st.endpoint = "tcp://" + hostport
 	case req.URL.Scheme == "http" && req.URL.Host != "":
 		hostport = req.URL.Host
 		if req.URL.Port() == "" {
 			hostport = net.JoinHostPort(req.URL.Hostname(), "80")
 		}
+		u := *req.URL
+		u.User = nil
+		st.endpoint = u.String()
 	default:
 		st.reason, st.detail = ReasonBadRequest, "only CONNECT and http:// requests are proxied"
 		return false
@@ -238,10 +247,16 @@ func (r *Run) connect(st *conn) (net.Conn, bool) {
 		st.reason, st.detail = ReasonResolve, "the name does not resolve"
 		return nil, false
 	}
+	own, err := r.p.cfg.HostAddrs()
+	if err != nil {
+		st.reason, st.detail = ReasonHost, "the host's own addresses are unknown: "+err.Error()
+		return nil, false
+	}
 	// One refused address refuses the name: a name that mixes public and
 	// private answers is how rebinding attacks start.
 	for _, a := range addrs {
-		if why := r.policy.CheckAddr(st.host, a, st.port); why != ReasonNone {
+		isOwn := slices.Contains(own, a.Unmap().WithZone(""))
+		if why := r.policy.checkAddr(st.host, a, st.port, isOwn); why != ReasonNone {
 			st.reason, st.addr = why, netip.AddrPortFrom(a.Unmap(), uint16(st.port))
 			return nil, false
 		}
@@ -289,6 +304,7 @@ type cappedWriter struct {
 	w     io.Writer
 	total *atomic.Int64
 	n     int64 // written through this writer
+	free  int64 // the next bytes written, already charged
 }
 
 func (r *Run) capped(w io.Writer, total *atomic.Int64) *cappedWriter {
@@ -296,7 +312,10 @@ func (r *Run) capped(w io.Writer, total *atomic.Int64) *cappedWriter {
 }
 
 func (c *cappedWriter) Write(p []byte) (int, error) {
-	if c.total.Add(int64(len(p))) > c.r.p.cfg.MaxBytes {
+	charge := int64(len(p))
+	free := min(c.free, charge)
+	c.free -= free
+	if c.total.Add(charge-free) > c.r.p.cfg.MaxBytes {
 		c.r.closeAll()
 		return 0, errByteCap
 	}
@@ -336,13 +355,6 @@ func closeWrite(c any) {
 	}
 }
 
-// refuse answers 403 with the rule in the body.
-func refuse(c net.Conn, st *conn) {
-	body := fmt.Sprintf("egress denied: %s (%s)\n", st.target(), st.why())
-	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_, _ = fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
-}
-
 func (st *conn) target() string {
 	if st.host == "" {
 		return "?"
@@ -365,7 +377,7 @@ func (r *Run) finish(st *conn, note func(string)) {
 	ev := r.p.cfg.Logger.Info()
 	if st.reason != ReasonNone {
 		ev = r.p.cfg.Logger.Warn()
-		note(fmt.Sprintf("egress denied: %s (%s)\n", st.target(), st.why()))
+		note(st.line())
 	}
 	dur := time.Since(st.start)
 	ev.Str("run_id", r.info.RunID).Str("skill", r.info.Skill).Str("identity", r.info.Identity).

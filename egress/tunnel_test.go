@@ -82,34 +82,44 @@ func TestRefusalsAreNotedLoggedAndCounted(t *testing.T) {
 	assert.Equal(t, 1, info)
 }
 
+// connectLen is the size of the CONNECT request harness.connect sends,
+// which the run's byte cap counts.
+func connectLen(target string) int {
+	return len("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
+}
+
 // The run's byte cap in the direction towards it: exactly the cap
 // arrives, one byte more ends the connection before any of it.
 func TestByteCapTowardsTheRun(t *testing.T) {
+	// The cap is the same both ways, and the request is charged too.
+	max := connectLen("a.example:443") + 10
 	for _, tc := range []struct {
 		sent int
 		want string
-	}{{10, "0123456789"}, {11, ""}} {
-		payload := "0123456789A"[:tc.sent]
+	}{{max, strings.Repeat("x", max)}, {max + 1, ""}} {
+		payload := strings.Repeat("x", tc.sent)
 		up := &upstream{serve: func(s net.Conn) { _, _ = io.WriteString(s, payload) }}
-		h := start(t, Config{MaxBytes: 10, Resolver: names{"a.example": {"93.184.216.34"}}}, allowAll(), up)
+		h := start(t, Config{MaxBytes: int64(max), Resolver: names{"a.example": {"93.184.216.34"}}}, allowAll(), up)
 		c, br, status := h.connect(t, "a.example:443")
 		require.Equal(t, "200 Connection established", status)
 		got, _ := io.ReadAll(br)
-		assert.Equal(t, tc.want, string(got), "%d bytes against a cap of 10", tc.sent)
+		assert.Equal(t, tc.want, string(got), "%d bytes against a cap of %d", tc.sent, max)
 		_ = c.Close()
 		h.stop()
 	}
 }
 
-// The same cap from the run towards the destination.
+// The same cap from the run towards the destination, where the CONNECT
+// request counts too.
 func TestByteCapFromTheRun(t *testing.T) {
+	max := int64(connectLen("a.example:443") + 10)
 	for _, sent := range []int{10, 11} {
 		received := make(chan int, 1)
 		up := &upstream{serve: func(s net.Conn) {
 			n, _ := io.Copy(io.Discard, s)
 			received <- int(n)
 		}}
-		h := start(t, Config{MaxBytes: 10, Resolver: names{"a.example": {"93.184.216.34"}}}, allowAll(), up)
+		h := start(t, Config{MaxBytes: max, Resolver: names{"a.example": {"93.184.216.34"}}}, allowAll(), up)
 		c, _, status := h.connect(t, "a.example:443")
 		require.Equal(t, "200 Connection established", status)
 		_, err := io.WriteString(c, strings.Repeat("x", sent))
@@ -117,7 +127,7 @@ func TestByteCapFromTheRun(t *testing.T) {
 		require.NoError(t, c.(*net.TCPConn).CloseWrite())
 		n := <-received
 		if sent == 10 {
-			assert.Equal(t, 10, n, "exactly the cap goes through")
+			assert.Equal(t, 10, n, "exactly the cap less the request goes through")
 		} else {
 			assert.Less(t, n, 11, "past the cap the connection is cut")
 		}
@@ -126,15 +136,18 @@ func TestByteCapFromTheRun(t *testing.T) {
 	}
 }
 
-// The cap is the run's, not each connection's: two tunnels of 6 bytes
-// under a cap of 10 get 6 and nothing.
+// The cap is the run's, not each connection's: two tunnels that each
+// get a little more than half the cap get all and nothing. (The cap
+// leaves room for the two requests, which count the other way.)
 func TestByteCapIsPerRun(t *testing.T) {
-	up := &upstream{serve: func(s net.Conn) { _, _ = io.WriteString(s, "abcdef") }}
-	h := start(t, Config{MaxBytes: 10, Resolver: names{"a.example": {"93.184.216.34"}}}, allowAll(), up)
+	max := 2*connectLen("a.example:443") + 10
+	payload := strings.Repeat("abcdef", max/12+1)
+	up := &upstream{serve: func(s net.Conn) { _, _ = io.WriteString(s, payload) }}
+	h := start(t, Config{MaxBytes: int64(max), Resolver: names{"a.example": {"93.184.216.34"}}}, allowAll(), up)
 	c, br, status := h.connect(t, "a.example:443")
 	require.Equal(t, "200 Connection established", status)
 	got, _ := io.ReadAll(br)
-	assert.Equal(t, "abcdef", string(got))
+	assert.Equal(t, payload, string(got))
 	_ = c.Close()
 
 	c2, err := net.Dial("tcp", h.addr)

@@ -69,6 +69,8 @@ type serveConfig struct {
 	RunCodeNetwork    []string
 	EgressMaxConns    int
 	EgressMaxBytes    int64
+	EgressMaxHeader   int64
+	EgressMaxReaders  int
 	KeepaliveInterval time.Duration
 	KeepaliveTimeout  time.Duration
 	FrameTimeout      time.Duration

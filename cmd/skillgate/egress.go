@@ -12,6 +12,10 @@ import (
 	"github.com/skillgate/skillgate/metrics"
 )
 
+// minEgressHeaderBytes is the smallest --egress-max-header-bytes: room
+// for a CONNECT line and a Host header of long names.
+const minEgressHeaderBytes = 1024
+
 func registerEgressFlags(fs *pflag.FlagSet, c *serveConfig) {
 	ed := egress.DefaultConfig()
 	fs.StringVar(&c.Egress, "egress", "on", "on: runs whose skill (or, for run_code, whose identity) lists network destinations reach them through the filtering proxy; off: no run has network")
@@ -20,7 +24,9 @@ func registerEgressFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringSliceVar(&c.EgressPrivate, "egress-allow-private", nil, "host:port or cidr:port of private, loopback, link-local or metadata addresses runs may reach (refused otherwise)")
 	fs.StringSliceVar(&c.RunCodeNetwork, "run-code-network", nil, "without --auth-file: patterns run_code may reach (default none); with one, each identity's run_code_network says")
 	fs.IntVar(&c.EgressMaxConns, "egress-max-connections", ed.MaxConns, "concurrent egress connections of one run; past it the proxy answers 403")
-	fs.Int64Var(&c.EgressMaxBytes, "egress-max-bytes", ed.MaxBytes, "bytes one run may move in each direction through the proxy; past it its connections are closed")
+	fs.Int64Var(&c.EgressMaxBytes, "egress-max-bytes", ed.MaxBytes, "bytes one run may move in each direction through the proxy, request headers included; past it its connections are closed")
+	fs.Int64Var(&c.EgressMaxHeader, "egress-max-header-bytes", ed.MaxHeaderBytes, "bytes of one proxy request's line and headers; past it the proxy answers 431")
+	fs.IntVar(&c.EgressMaxReaders, "egress-max-header-readers", ed.MaxHeaderReaders, "connections of one run whose request the proxy reads at once; the others wait for one")
 }
 
 func (c *serveConfig) validateEgress() []error {
@@ -42,6 +48,10 @@ func (c *serveConfig) validateEgress() []error {
 	if c.EgressMaxConns < 1 || c.EgressMaxBytes < 1 {
 		errs = append(errs, errors.New("--egress-max-connections and --egress-max-bytes must be positive"))
 	}
+	// Below a request line and a Host header no client gets through.
+	if c.EgressMaxHeader < minEgressHeaderBytes || c.EgressMaxReaders < 1 {
+		errs = append(errs, fmt.Errorf("--egress-max-header-bytes must be at least %d and --egress-max-header-readers positive", minEgressHeaderBytes))
+	}
 	return errs
 }
 
@@ -54,6 +64,7 @@ func (c *serveConfig) egress(log zerolog.Logger, m *metrics.Metrics) (*dispatch.
 	}
 	cfg := egress.DefaultConfig()
 	cfg.MaxConns, cfg.MaxBytes = c.EgressMaxConns, c.EgressMaxBytes
+	cfg.MaxHeaderBytes, cfg.MaxHeaderReaders = c.EgressMaxHeader, c.EgressMaxReaders
 	cfg.Logger, cfg.Metrics = log, m
 	proxy, err := egress.New(cfg)
 	if err != nil {

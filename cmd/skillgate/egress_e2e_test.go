@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,6 +94,8 @@ func TestEgressFlagsRefuseBadPatterns(t *testing.T) {
 		{"--run-code-network", "nope"},
 		{"--egress", "maybe"},
 		{"--egress-max-connections", "0"},
+		{"--egress-max-header-bytes", "1023"},
+		{"--egress-max-header-readers", "0"},
 	} {
 		cfg, err := parseServe(t, args...)
 		require.NoError(t, err, "%v", args)
@@ -100,4 +104,66 @@ func TestEgressFlagsRefuseBadPatterns(t *testing.T) {
 	cfg, err := parseServe(t, "--egress-allow", "api.example.com:443,*.example.org:*", "--egress-allow-private", "127.0.0.1:8080,10.0.0.0/8:*")
 	require.NoError(t, err)
 	assert.NoError(t, cfg.validate())
+	cfg, err = parseServe(t, "--egress-max-header-bytes", "1024", "--egress-max-header-readers", "1")
+	require.NoError(t, err)
+	assert.NoError(t, cfg.validate())
+}
+
+const padFetchPy = `import urllib.request, urllib.error
+def main(args):
+    req = urllib.request.Request(args["url"], headers={"X-Pad": "p" * args["pad"]})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return {"got": r.read().decode()}
+    except urllib.error.HTTPError as e:
+        return {"got": "HTTP %d %s" % (e.code, e.read().decode().strip())}
+`
+
+// The header limit reaches the proxy from its flag, and an allowed
+// destination that does not answer is spec 004's ENDPOINT_UNREACHABLE.
+func TestEgressHeaderLimitAndUnreachableThroughTheGateway(t *testing.T) {
+	requireSandbox(t)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "hello")
+	}))
+	defer site.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedHP := closed.Listener.Addr().String()
+	closed.Close()
+	hp := site.Listener.Addr().String()
+	g := startGateway(t, "--skills-dir", t.TempDir(), "--watch-skills=false", "--sandbox-workers", "1",
+		"--egress-max-header-bytes", "1024", "--run-code-network", hp+","+closedHP,
+		"--egress-allow-private", hp, "--egress-allow-private", closedHP)
+	c := rpcClient{t, "http://" + g.addrs["http"] + "/rpc"}
+	fetch := func(url string, pad int) string {
+		r := c.run("run_code", fmt.Sprintf(`{"language":"python","code":%q,"args":{"url":%q,"pad":%d}}`, padFetchPy, url, pad))
+		require.Equal(t, "completed", r.Status, "%+v %+v", r, r.Error)
+		var out struct{ Got string }
+		require.NoError(t, json.Unmarshal(r.Output, &out))
+		return out.Got
+	}
+	assert.Equal(t, "hello", fetch(site.URL+"/", 100))
+	assert.Equal(t, "HTTP 431 egress denied: ? (header_too_large: the request line and headers pass 1024 bytes)",
+		fetch(site.URL+"/", 2000))
+	got := fetch("http://"+closedHP+"/x", 1)
+	require.True(t, strings.HasPrefix(got, "HTTP 502 "), got)
+	var body struct {
+		Error struct {
+			Code    string
+			Details struct {
+				EndpointURL string `json:"endpoint_url"`
+				Reason      string
+			}
+			Retry struct {
+				SuggestedDelayMS int `json:"suggested_delay_ms"`
+				MaxAttempts      int `json:"max_attempts"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(got, "HTTP 502 ")), &body))
+	assert.Equal(t, "ENDPOINT_UNREACHABLE", body.Error.Code)
+	assert.Equal(t, "http://"+closedHP+"/x", body.Error.Details.EndpointURL)
+	assert.Contains(t, body.Error.Details.Reason, "connection refused")
+	assert.Equal(t, 2000, body.Error.Retry.SuggestedDelayMS)
+	assert.Equal(t, 5, body.Error.Retry.MaxAttempts)
 }
