@@ -206,3 +206,43 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(0, "ns/op") // the percentiles are the result; ns/op mixes in the untimed refills
 }
+
+// BenchmarkRunLanguages puts a trivial bash run next to a trivial Python
+// run through the same warm pool and next to a bare `bash -c true` spawn,
+// interleaved so that all three see the same machine: p50 of each, and
+// the ratios bash/python (what choosing bash costs a caller) and
+// bash/bare (the sandbox's share of a bash run).
+func BenchmarkRunLanguages(b *testing.B) {
+	r := benchRunner(b, 2, IDMapAuto)
+	python := Job{RunID: "bench-python", Code: trivialCode}
+	bash := Job{RunID: "bench-bash", Code: "true", Language: LanguageBash}
+	var py, sh, bare []time.Duration
+	ready := func() {
+		for r.Stats().WarmReady < r.cfg.WarmPool || r.Stats().Running > 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		ready()
+		b.StartTimer()
+		py = append(py, timedRun(b, r, python))
+		b.StopTimer()
+		ready()
+		b.StartTimer()
+		sh = append(sh, timedRun(b, r, bash))
+		start := time.Now()
+		if err := exec.Command("/bin/bash", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		bare = append(bare, time.Since(start))
+	}
+	reportMedian(b, py, "python")
+	reportMedian(b, sh, "bash")
+	reportMedian(b, bare, "bare-bash")
+	// reportMedian sorted each list: the middle element is the p50.
+	median := func(d []time.Duration) float64 { return float64(d[len(d)/2]) }
+	b.ReportMetric(median(sh)/median(py), "bash/python")
+	b.ReportMetric(median(sh)/median(bare), "bash/bare")
+}

@@ -54,7 +54,7 @@ func TestBashRunFailures(t *testing.T) {
 func TestRunFileLayout(t *testing.T) {
 	r := sharedRunner(t)
 	csv := Skill{Name: "csv-report"}
-	root := "../skills/testdata/agent-skills/csv-report"
+	root := "../examples/skills/csv-report"
 	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

@@ -49,7 +49,7 @@ func lastReport(t *testing.T, r *Registry) LoadReport {
 func TestExamplesLoadCleanly(t *testing.T) {
 	r, _ := newRegistry(t, Options{Dir: "../examples/skills"})
 	rep := lastReport(t, r)
-	require.Len(t, rep.Packages, 5)
+	require.Len(t, rep.Packages, 6)
 	for _, p := range rep.Packages {
 		assert.Equal(t, StatusLoaded, p.Status, p.Dir)
 		assert.Empty(t, p.Violations, p.Dir)
@@ -60,7 +60,7 @@ func TestExamplesLoadCleanly(t *testing.T) {
 	latest, err := cat.Resolve("acme.math.add", "")
 	require.NoError(t, err)
 	assert.Equal(t, "1.1.0", latest.Manifest.Version)
-	for name, kind := range map[string]Kind{"acme.text.wordcount": KindAction, "acme.style.guide": KindInstruction, "pdf-tips": KindInstruction, GuideName: KindInstruction} {
+	for name, kind := range map[string]Kind{"acme.text.wordcount": KindAction, "acme.style.guide": KindInstruction, "pdf-tips": KindInstruction, "csv-report": KindInstruction, GuideName: KindInstruction} {
 		s, err := cat.Resolve(name, "")
 		require.NoError(t, err, name)
 		assert.Equal(t, kind, s.Manifest.Kind, name)

@@ -14,7 +14,7 @@ import (
 // skill mounted although it is an instruction skill.
 func TestAgentSkillScriptThroughTheGateway(t *testing.T) {
 	requireSandbox(t)
-	g := startGateway(t, "--skills-dir", "../../skills/testdata/agent-skills", "--sandbox-workers", "2", "--data-dir", t.TempDir())
+	g := startGateway(t, "--skills-dir", "../../examples/skills", "--sandbox-workers", "2", "--data-dir", t.TempDir())
 	c := rpcClient{t, "http://" + g.addrs["http"] + "/rpc"}
 
 	res, code := c.call("create_blob", `{"content":"city,population\nLyon,522000\nNice,\n","kind":"text/csv"}`)

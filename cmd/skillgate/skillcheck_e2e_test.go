@@ -16,7 +16,7 @@ import (
 func TestSkillCheck(t *testing.T) {
 	out, errOut, code := runCLI(t, "skill", "check", "../../examples/skills", "../../skills/testdata/agent-skills")
 	assert.Equal(t, 0, code, errOut)
-	assert.Contains(t, errOut, "agent-skills: 5 packages: 5 valid, 4 with warnings, 0 invalid")
+	assert.Contains(t, errOut, "agent-skills: 4 packages: 4 valid, 4 with warnings, 0 invalid")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 4, out)
 	for _, l := range lines {
