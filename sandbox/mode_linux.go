@@ -32,9 +32,10 @@ func resolveMode(m Mode, euid int) (Mode, error) {
 
 // initCaps are what a rootless pid 1 keeps across its execve (as ambient
 // capabilities of its user namespace): enough to build the root, set the
-// hostname, bring up loopback for a run with network and drop the bounding
-// set. Python gets none of them.
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
+// hostname, bring up loopback for a run with network, lower the limits of
+// its user namespace (runUserLimits) and drop the bounding set. Python gets
+// none of them.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_SYS_RESOURCE}
 
 // rootlessAttr clones pid 1 into a user namespace where the sandbox uid
 // (1000, as in root mode) is the gateway's own uid: an unprivileged process
@@ -161,6 +162,7 @@ func (r *Runner) describe() Enforcement {
 		}
 	}
 	r.describeLimits(&e)
+	e.UserCounts = describeUserCounts()
 	return e
 }
 
@@ -189,7 +191,7 @@ func (r *Runner) describeLimits(e *Enforcement) {
 	if r.cgroups.has("pids") {
 		e.Processes = fmt.Sprintf("%s pids limit per run (%d processes and threads)", kind, pids)
 	} else {
-		e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
+		e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC per run, counted in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
 		if r.cgroups != nil {
 			e.Gaps = append(e.Gaps, why+": processes are bounded by RLIMIT_NPROC")
 		}

@@ -99,13 +99,14 @@ func TestEnforcementReport(t *testing.T) {
 	assert.Contains(t, e.Processes, "RLIMIT_NPROC")
 	assert.Contains(t, e.CPU, "RLIMIT_CPU per process (2s)")
 	assert.Contains(t, e.UIDs, "the gateway's own")
+	assert.Contains(t, e.UserCounts, "per run, in its own user namespace: 8 inotify instances")
 	text := e.String()
 	assert.Contains(t, text, "gap: no Landlock")
 	assert.Contains(t, text, "gap: runs share the gateway's uid: no subordinate id range (no range)")
 	assert.Contains(t, text, "no writable cgroup (mkdir /sys/fs/cgroup/x: permission denied)")
 	assert.NotContains(t, text, "more")
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		assert.Regexp(t, `^[a-z]+: \S`, line)
+		assert.Regexp(t, `^[a-z_]+: \S`, line)
 	}
 
 	r = &Runner{mode: ModeRoot, ids: &idMapper{kind: idMapRange, uid: subRange{defaultUIDBase, uidMapSize}},
