@@ -97,26 +97,6 @@ func explainSpawn(err error) error {
 	return fmt.Errorf("%w (%s)", err, hint)
 }
 
-// checkOwnWorkDir refuses a work directory the gateway's user does not
-// own, or that others may write to: in rootless mode its content is only
-// as safe as that directory (another user could plant links in it).
-func checkOwnWorkDir(dir string) error {
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("work dir: %w", err)
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	switch {
-	case !st.IsDir():
-		return fmt.Errorf("work dir %s is not a directory", dir)
-	case !ok || int(sys.Uid) != os.Geteuid():
-		return fmt.Errorf("work dir %s belongs to another user (it is $XDG_RUNTIME_DIR/%s, else $TMPDIR/%s-<uid>)", dir, defaultWorkName, defaultWorkName)
-	case st.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("work dir %s (mode %v) is writable by others", dir, st.Mode().Perm())
-	}
-	return nil
-}
-
 // checkWithFallbacks runs the self-check and, in rootless mode, retries
 // it without what this mode can do without: the subordinate id range
 // (unless required) and the delegated cgroup.
