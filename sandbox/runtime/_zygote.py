@@ -7,9 +7,10 @@ configuration and six pipe ends over the socket on fd 3, and it clones
 the sandbox's pid 1 straight into fresh mount, pid, network, IPC and UTS
 namespaces. The gateway moves pid 1 into the run's cgroup; pid 1 forks
 the job process and then only reaps and reports. The job process enters
-a fresh cgroup namespace, builds a private root and pivots into it, drops
-every privilege (bounding set, capabilities, uid and gid, Landlock,
-seccomp: the rules are computed by the gateway) and runs the boot
+a fresh cgroup namespace, builds a private root and pivots into it, takes
+the sandbox uid and gid, moves into a user namespace of its own with low
+per-user limits, drops every other privilege (bounding set, capabilities,
+Landlock, seccomp: the rules are computed by the gateway) and runs the boot
 script's main(), which waits for one job exactly as a freshly started
 interpreter would.
 
