@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -147,8 +148,6 @@ def main(args):
             key, _, value = line.partition(":")
             facts["status"][key] = value.strip()
     facts["uid"] = os.getuid()
-    with open("/proc/self/uid_map") as f:
-        facts["uid_map"] = f.read()
     facts["pid"] = os.getpid()
     facts["procs"] = len([p for p in os.listdir("/proc") if p.isdigit()])
     with open("/proc/net/dev") as f:
@@ -173,7 +172,6 @@ def main(args):
 type probeFacts struct {
 	Status       map[string]string `json:"status"` // /proc/self/status
 	UID          int               `json:"uid"`
-	UIDMap       string            `json:"uid_map"`
 	PID          int               `json:"pid"`
 	Procs        int               `json:"procs"`
 	Ifaces       []string          `json:"ifaces"`
@@ -210,10 +208,27 @@ func (r *Runner) selfCheck() error {
 	if err := facts.verify(); err != nil {
 		return err
 	}
-	if err := r.ids.checkHostUID(facts.UIDMap); err != nil {
+	owner, err := probeOwner(sb)
+	if err == nil {
+		err = r.ids.checkHostUID(owner)
+	}
+	if err != nil {
 		return fmt.Errorf("isolation self-check failed: %w", err)
 	}
 	return nil
+}
+
+// probeOwner is the host uid owning the file probeCode wrote.
+func probeOwner(sb *sandbox) (int, error) {
+	st, err := sb.ws.Lstat("probe")
+	if err != nil {
+		return 0, fmt.Errorf("the probe's file: %w", err)
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, errors.New("the probe's file has no owner")
+	}
+	return int(sys.Uid), nil
 }
 
 func (f *probeFacts) verify() error {

@@ -92,4 +92,12 @@
 // delivered, open files and file size from rlimits, disk from the tmpfs
 // sizes (charged to the run's memory), the logs (stdout, stderr and
 // runtime.log together) from a hard cap past which the run is killed.
+// What the kernel counts per user (inotify, namespaces, queued signals,
+// message queue bytes, processes) is counted in a user namespace of the
+// run's own, with low limits (see runUserLimits), whether it was started
+// from scratch or from the template.
+//
+// Config.WorkDir, which holds the runtime every sandbox binds, must be a
+// directory of the gateway's user that no one else can change; New
+// refuses any other.
 package sandbox

@@ -21,4 +21,6 @@ var (
 	errInvalidConfig = errors.New("sandbox: invalid config")
 	// errInvalidJob wraps every Job validation failure.
 	errInvalidJob = errors.New("invalid job")
+	// errUnsafeWorkDir wraps a work directory another user could change.
+	errUnsafeWorkDir = errors.New("unsafe sandbox work dir")
 )

@@ -107,6 +107,11 @@ func (p *initProc) setup() error {
 			return err
 		}
 	}
+	// pid 1's user namespace is the run's own: what the kernel counts per
+	// user there is the run's alone (see runUserLimits).
+	if err := setUserLimits(); err != nil {
+		return err
+	}
 	return setRlimits(&p.cfg)
 }
 
@@ -120,6 +125,8 @@ func setRlimits(c *initConfig) error {
 		{unix.RLIMIT_FSIZE, uint64(c.FileSizeBytes), uint64(c.FileSizeBytes)},
 		{unix.RLIMIT_CORE, 0, 0},
 		{unix.RLIMIT_CPU, cpu, cpu + 1},
+		{unix.RLIMIT_SIGPENDING, runSigPending, runSigPending},
+		{unix.RLIMIT_MSGQUEUE, runMsgQueueBytes, runMsgQueueBytes},
 	} {
 		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.cur, Max: l.limit}); err != nil {
 			return fmt.Errorf("setrlimit %d: %w", l.res, err)

@@ -57,6 +57,10 @@ type Enforcement struct {
 	Memory    string
 	Processes string
 	CPU       string
+	// UserCounts names the limits on what the kernel counts per user
+	// (inotify, pending signals, namespaces...) in each run's own user
+	// namespace.
+	UserCounts string
 	// Filesystem, Network and Syscalls name the isolation layers.
 	Filesystem string
 	Network    string
@@ -70,7 +74,7 @@ type Enforcement struct {
 func (e Enforcement) Pairs() [][2]string {
 	out := [][2]string{
 		{"mode", string(e.Mode)}, {"uids", e.UIDs}, {"cgroup", e.Cgroup}, {"memory", e.Memory},
-		{"processes", e.Processes}, {"cpu", e.CPU}, {"filesystem", e.Filesystem},
+		{"processes", e.Processes}, {"cpu", e.CPU}, {"user_counts", e.UserCounts}, {"filesystem", e.Filesystem},
 		{"network", e.Network}, {"syscalls", e.Syscalls},
 	}
 	for _, g := range e.Gaps {

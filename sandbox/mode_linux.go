@@ -32,9 +32,10 @@ func resolveMode(m Mode, euid int) (Mode, error) {
 
 // initCaps are what a rootless pid 1 keeps across its execve (as ambient
 // capabilities of its user namespace): enough to build the root, set the
-// hostname, bring up loopback for a run with network and drop the bounding
-// set. Python gets none of them.
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
+// hostname, bring up loopback for a run with network, lower the limits of
+// its user namespace (runUserLimits) and drop the bounding set. Python gets
+// none of them.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_SYS_RESOURCE}
 
 // rootlessAttr clones pid 1 into a user namespace where the sandbox uid
 // (1000, as in root mode) is the gateway's own uid: an unprivileged process
@@ -96,26 +97,6 @@ func explainSpawn(err error) error {
 	return fmt.Errorf("%w (%s)", err, hint)
 }
 
-// checkOwnWorkDir refuses a work directory the gateway's user does not
-// own, or that others may write to: in rootless mode its content is only
-// as safe as that directory (another user could plant links in it).
-func checkOwnWorkDir(dir string) error {
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("work dir: %w", err)
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	switch {
-	case !st.IsDir():
-		return fmt.Errorf("work dir %s is not a directory", dir)
-	case !ok || int(sys.Uid) != os.Geteuid():
-		return fmt.Errorf("work dir %s belongs to another user (it is $XDG_RUNTIME_DIR/%s, else $TMPDIR/%s-<uid>)", dir, defaultWorkName, defaultWorkName)
-	case st.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("work dir %s (mode %v) is writable by others", dir, st.Mode().Perm())
-	}
-	return nil
-}
-
 // checkWithFallbacks runs the self-check and, in rootless mode, retries
 // it without what this mode can do without: the subordinate id range
 // (unless required) and the delegated cgroup.
@@ -161,6 +142,7 @@ func (r *Runner) describe() Enforcement {
 		}
 	}
 	r.describeLimits(&e)
+	e.UserCounts = describeUserCounts()
 	return e
 }
 
@@ -189,7 +171,7 @@ func (r *Runner) describeLimits(e *Enforcement) {
 	if r.cgroups.has("pids") {
 		e.Processes = fmt.Sprintf("%s pids limit per run (%d processes and threads)", kind, pids)
 	} else {
-		e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
+		e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC per run, counted in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
 		if r.cgroups != nil {
 			e.Gaps = append(e.Gaps, why+": processes are bounded by RLIMIT_NPROC")
 		}

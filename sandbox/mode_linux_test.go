@@ -66,20 +66,20 @@ func TestNewRefusesTheWrongMode(t *testing.T) {
 	assert.ErrorContains(t, err, "mode")
 }
 
-func TestCheckOwnWorkDir(t *testing.T) {
+func TestCheckWorkDir(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, checkOwnWorkDir(dir))
+	require.NoError(t, checkWorkDir(dir))
 	require.NoError(t, os.Chmod(dir, 0o777))
-	assert.ErrorContains(t, checkOwnWorkDir(dir), "writable by others")
+	assert.ErrorContains(t, checkWorkDir(dir), "writable by group or others")
 	file := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
-	assert.ErrorContains(t, checkOwnWorkDir(file), "not a directory")
+	assert.ErrorContains(t, checkWorkDir(file), "not a directory")
 	link := filepath.Join(dir, "link")
 	require.NoError(t, os.Symlink(t.TempDir(), link))
-	assert.ErrorContains(t, checkOwnWorkDir(link), "not a directory", "a link is not followed")
-	assert.ErrorContains(t, checkOwnWorkDir(filepath.Join(dir, "absent")), "work dir")
+	assert.ErrorContains(t, checkWorkDir(link), "is a symbolic link", "a link is not followed")
+	assert.ErrorContains(t, checkWorkDir(filepath.Join(dir, "absent")), "work dir")
 	if os.Geteuid() != 0 {
-		assert.ErrorContains(t, checkOwnWorkDir("/"), "belongs to another user")
+		assert.ErrorContains(t, checkWorkDir("/"), "belongs to uid 0 (root)")
 	}
 }
 
@@ -99,13 +99,14 @@ func TestEnforcementReport(t *testing.T) {
 	assert.Contains(t, e.Processes, "RLIMIT_NPROC")
 	assert.Contains(t, e.CPU, "RLIMIT_CPU per process (2s)")
 	assert.Contains(t, e.UIDs, "the gateway's own")
+	assert.Contains(t, e.UserCounts, "per run, in its own user namespace: 8 inotify instances")
 	text := e.String()
 	assert.Contains(t, text, "gap: no Landlock")
 	assert.Contains(t, text, "gap: runs share the gateway's uid: no subordinate id range (no range)")
 	assert.Contains(t, text, "no writable cgroup (mkdir /sys/fs/cgroup/x: permission denied)")
 	assert.NotContains(t, text, "more")
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		assert.Regexp(t, `^[a-z]+: \S`, line)
+		assert.Regexp(t, `^[a-z_]+: \S`, line)
 	}
 
 	r = &Runner{mode: ModeRoot, ids: &idMapper{kind: idMapRange, uid: subRange{defaultUIDBase, uidMapSize}},

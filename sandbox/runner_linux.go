@@ -236,13 +236,8 @@ func (r *Runner) makeWorkDir() error {
 	if r.mode == ModeRootless {
 		mode = 0o700
 	}
-	if err := os.MkdirAll(r.cfg.WorkDir, mode); err != nil {
-		return fmt.Errorf("work dir: %w", err)
-	}
-	if r.mode == ModeRootless {
-		if err := checkOwnWorkDir(r.cfg.WorkDir); err != nil {
-			return err
-		}
+	if err := openWorkDir(r.cfg.WorkDir, mode); err != nil {
+		return err
 	}
 	entries, _ := os.ReadDir(r.cfg.WorkDir)
 	for _, e := range entries {

@@ -60,7 +60,8 @@ func (r *Runner) startZygote() (*zygote, error) {
 		return nil, err
 	}
 	args, err := json.Marshal(map[string]any{"lib_dir": r.libDir, "etc_dir": r.etcDir, "sys": zygoteSyscalls,
-		"seccomp": r.zygoteSeccomp, "landlock": r.zygoteLandlock})
+		"seccomp": r.zygoteSeccomp, "landlock": r.zygoteLandlock,
+		"user_limits": runUserLimits, "counted_rlimits": countedRlimits})
 	if err != nil {
 		_ = fc.Close()
 		return nil, err

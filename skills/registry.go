@@ -9,12 +9,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
 )
 
 // DefaultWatchDebounce is how long the watcher waits for a burst of file
 // events to settle before reloading.
 const DefaultWatchDebounce = 250 * time.Millisecond
+
+// DefaultWatchPollInterval is how often the tree is polled for changes
+// when inotify is unavailable.
+const DefaultWatchPollInterval = 2 * time.Second
 
 // Options configures a Registry. Zero values take the documented defaults.
 type Options struct {
@@ -26,6 +31,10 @@ type Options struct {
 	Watch bool
 	// WatchDebounce defaults to DefaultWatchDebounce.
 	WatchDebounce time.Duration
+	// WatchPollInterval is how often Watch polls the tree instead when no
+	// inotify watcher can be had (the user's inotify instances are used
+	// up, or the kernel has none). Defaults to DefaultWatchPollInterval.
+	WatchPollInterval time.Duration
 	// MaxSkillFiles defaults to DefaultMaxSkillFiles (512).
 	MaxSkillFiles int
 	// MaxSkillBytes defaults to DefaultMaxSkillBytes (16 MiB).
@@ -34,11 +43,14 @@ type Options struct {
 	// new catalog and its report (metrics, change notifications). It runs
 	// while reloads are serialized: it must not call Reload or Close.
 	OnReload func(*Catalog, LoadReport)
+
+	// newWatcher makes the inotify watcher; tests make it fail.
+	newWatcher func() (*fsnotify.Watcher, error)
 }
 
 // Validate rejects negative limits.
 func (o Options) Validate() error {
-	if o.MaxSkillFiles < 0 || o.MaxSkillBytes < 0 || o.WatchDebounce < 0 {
+	if o.MaxSkillFiles < 0 || o.MaxSkillBytes < 0 || o.WatchDebounce < 0 || o.WatchPollInterval < 0 {
 		return errors.New("skills options: limits and debounce must not be negative")
 	}
 	return nil
@@ -53,6 +65,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WatchDebounce == 0 {
 		o.WatchDebounce = DefaultWatchDebounce
+	}
+	if o.WatchPollInterval == 0 {
+		o.WatchPollInterval = DefaultWatchPollInterval
+	}
+	if o.newWatcher == nil {
+		o.newWatcher = fsnotify.NewWatcher
 	}
 	return o
 }

@@ -19,17 +19,20 @@ const maxWatchDelayFactor = 8
 // tree before the reload reads it, so folders created in the meantime,
 // and their contents, are never missed.
 type watcher struct {
-	fsw      *fsnotify.Watcher
+	fsw      *fsnotify.Watcher // nil when polling
 	r        *Registry
 	debounce time.Duration
 	stop     chan struct{}
 	done     chan struct{}
 }
 
+// startWatcher watches the tree with inotify or, when no inotify watcher
+// can be had, polls it (see startPoller): the gateway keeps serving and
+// picking up changes either way.
 func startWatcher(r *Registry) (*watcher, error) {
-	fsw, err := fsnotify.NewWatcher()
+	fsw, err := r.opts.newWatcher()
 	if err != nil {
-		return nil, err
+		return startPoller(r, err), nil
 	}
 	w := &watcher{fsw: fsw, r: r, debounce: r.opts.WatchDebounce,
 		stop: make(chan struct{}), done: make(chan struct{})}
@@ -42,6 +45,9 @@ func startWatcher(r *Registry) (*watcher, error) {
 func (w *watcher) close() error {
 	close(w.stop)
 	<-w.done
+	if w.fsw == nil {
+		return nil
+	}
 	return w.fsw.Close()
 }
 

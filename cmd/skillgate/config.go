@@ -55,6 +55,7 @@ type serveConfig struct {
 	SandboxZygote     string
 	SandboxIDMap      string
 	SandboxCgroup     string
+	SandboxWorkDir    string
 	SandboxWorkers    int
 	SandboxWarmPool   int
 	SandboxWarmMemory int64
@@ -151,6 +152,7 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.SandboxZygote, "sandbox-zygote", string(sandbox.ZygoteAuto), "on, off or auto: fork each sandbox from a template that has Python and the runtime loaded (auto: when it passes the start-up self-check) instead of starting it from scratch")
 	fs.StringVar(&c.SandboxIDMap, "sandbox-idmap", string(sandbox.IDMapAuto), "rootless only: subordinate maps runs to the gateway user's /etc/subuid range with newuidmap; own maps them to the gateway's own uid (auto: subordinate where available)")
 	fs.StringVar(&c.SandboxCgroup, "sandbox-cgroup", "", "rootless only: a cgroup v2 directory delegated to the gateway's user to create run cgroups in (default: its own cgroup when writable)")
+	fs.StringVar(&c.SandboxWorkDir, "sandbox-work-dir", "", "directory for the sandboxes' host state and runtime; it must belong to the gateway's user and be writable by no one else (default: $TMPDIR/skillgate-sandbox as root, else $XDG_RUNTIME_DIR/skillgate-sandbox or $TMPDIR/skillgate-sandbox-<uid>)")
 	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
 	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: two per worker; 0: cold starts)")
 	fs.Int64Var(&c.SandboxWarmMemory, "sandbox-warm-memory", 0, "bytes the warm sandboxes may take together; the pool shrinks to fit (0: no bound beyond --sandbox-warm-pool)")
@@ -276,6 +278,9 @@ func (c *serveConfig) validateLocal() error {
 	if c.SandboxCgroup != "" && !filepath.IsAbs(c.SandboxCgroup) {
 		errs = append(errs, fmt.Errorf("--sandbox-cgroup must be an absolute path, not %q", c.SandboxCgroup))
 	}
+	if c.SandboxWorkDir != "" && !filepath.IsAbs(c.SandboxWorkDir) {
+		errs = append(errs, fmt.Errorf("--sandbox-work-dir must be an absolute path, not %q", c.SandboxWorkDir))
+	}
 	if c.MaxBlobSize <= 0 {
 		errs = append(errs, errors.New("--max-blob-size must be positive"))
 	}
@@ -367,6 +372,9 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s.Zygote, _ = sandbox.ParseZygoteMode(c.SandboxZygote)
 	s.IDMap, _ = sandbox.ParseIDMap(c.SandboxIDMap)
 	s.CgroupDir = c.SandboxCgroup
+	if c.SandboxWorkDir != "" {
+		s.WorkDir = c.SandboxWorkDir
+	}
 	s.Workers = c.SandboxWorkers
 	s.QueueSize = 0 // sandbox derives it from Workers
 	s.WarmPool = c.SandboxWarmPool

@@ -7,9 +7,10 @@ configuration and six pipe ends over the socket on fd 3, and it clones
 the sandbox's pid 1 straight into fresh mount, pid, network, IPC and UTS
 namespaces. The gateway moves pid 1 into the run's cgroup; pid 1 forks
 the job process and then only reaps and reports. The job process enters
-a fresh cgroup namespace, builds a private root and pivots into it, drops
-every privilege (bounding set, capabilities, uid and gid, Landlock,
-seccomp: the rules are computed by the gateway) and runs the boot
+a fresh cgroup namespace, builds a private root and pivots into it, takes
+the sandbox uid and gid, moves into a user namespace of its own with low
+per-user limits, drops every other privilege (bounding set, capabilities,
+Landlock, seccomp: the rules are computed by the gateway) and runs the boot
 script's main(), which waits for one job exactly as a freshly started
 interpreter would.
 
@@ -36,6 +37,7 @@ MAX_FDS = 6
 MAX_MSG = 1 << 20
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
 CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
@@ -529,20 +531,25 @@ def job_process(msg, fds, entered, err_fd):
     stamps = [entered, now()]
     gc.enable()  # the job's own objects are collected as usual
     set_rlimits(cfg)
-    limit_python(cfg)
     # 1, 2: stdout and stderr; 3: the job; 4: the result. Nothing else
     # stays open.
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in (stdout, stderr, job, result)]
     for target, fd in zip((1, 2, 3, 4), high):
         os.dup2(fd, target)
-    drop_bounding_set()
-    abi = restrict_landlock(TEMPLATE["landlock"])
     if not cfg["setgroups_denied"]:
         os.setgroups([])
     os.setgid(SANDBOX_UID)
     os.setuid(SANDBOX_UID)
+    # As after an execve: the run may read its own /proc (and its maps
+    # below are its own to write).
+    prctl(PR_SET_DUMPABLE, 1)
+    own_user_namespace(TEMPLATE["user_limits"])
+    # After the namespace: its ancestors' counts are bounded by the limits
+    # its creator had, which must not be the run's.
+    limit_python(cfg)
+    drop_bounding_set()  # a new user namespace starts with a full one
+    abi = restrict_landlock(TEMPLATE["landlock"])
     clear_capabilities()
-    prctl(PR_SET_DUMPABLE, 1)  # as after an execve: the run may read its own /proc
     install_seccomp(SECCOMP_PROG)
     os.chdir("/workspace")
     stamps.append(now())
@@ -570,7 +577,36 @@ def fresh_state():
     random.seed()
 
 
+def own_user_namespace(limits):
+    """Moves the job process, already the sandbox uid, into a user
+    namespace of its own nested in the template's, where it is the same
+    uid: the kernel counts processes, pending signals, inotify instances
+    and the like per uid of a user namespace, and the runs of one template
+    would otherwise share one count. Holding every capability in the new
+    namespace until they are cleared, it maps itself and lowers that
+    namespace's limits."""
+    check(libc.unshare(CLONE_NEWUSER), "new user namespace")
+    me = b"%d %d 1" % (SANDBOX_UID, SANDBOX_UID)
+    for name, data in (("setgroups", b"deny"), ("uid_map", me), ("gid_map", me)):
+        write_file("/proc/self/" + name, data)
+    for limit in limits:
+        try:
+            write_file("/proc/sys/user/" + limit["name"], b"%d" % limit["value"])
+        except FileNotFoundError:
+            pass  # an older kernel without this count
+
+
+def write_file(path, data):
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
 def limit_python(cfg):
+    for res, value in TEMPLATE["counted_rlimits"]:
+        resource.setrlimit(res, (value, value))
     mem, procs = cfg.get("rlimit_memory", 0), cfg.get("rlimit_procs", 0)
     if mem:
         resource.setrlimit(RLIMIT_DATA, (mem, mem))
