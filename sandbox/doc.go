@@ -58,7 +58,7 @@
 // no capabilities (the bounding set included), no-new-privileges, Landlock
 // (read-only /usr, /etc, /job, /opt/skillgate, /proc, /dev; read-write
 // /tmp, /workspace and /dev/shm; no TCP; signals and abstract sockets scoped) where
-// the kernel has it, and a seccomp deny-list (only AF_UNIX sockets). A Job
+// the kernel has it, and a seccomp allow-list (only AF_UNIX sockets). A Job
 // with an Egress is the one exception: its sandbox's loopback is up, the
 // gateway holds a listener on it, and Python may make IPv4 TCP
 // connections to that port only (see Egress). Its environment is PATH,

@@ -126,7 +126,7 @@ func (r *Runner) describe() Enforcement {
 		CPU:        fmt.Sprintf("RLIMIT_CPU per process (%s) and a wall-clock kill of the whole sandbox", cpuLimitText(r.cfg)),
 		Filesystem: "mount namespace with a private read-only root, size-limited tmpfs for /tmp and /workspace",
 		Network:    "empty network namespace; seccomp allows AF_UNIX sockets only",
-		Syscalls:   "seccomp deny-list, no capabilities, no_new_privs",
+		Syscalls:   "seccomp allow-list, no capabilities, no_new_privs",
 	}
 	if r.landlockABI > 0 {
 		e.Filesystem += fmt.Sprintf("; Landlock ABI %d", r.landlockABI)

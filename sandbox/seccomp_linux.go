@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,44 +19,36 @@ const (
 
 // cloneNewFlags are the namespace flags clone(2) must not carry.
 // CLONE_NEWTIME (0x80) overlaps the exit signal byte of clone(2) and is only
-// reachable through clone3 and unshare, both denied.
+// reachable through clone3 and unshare, both refused.
 const cloneNewFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
 
-// commonDenied are syscalls no run needs that widen the kernel surface:
-// mounts and namespaces, tracing other processes, loading kernel code or
-// BPF, keyrings, io_uring (which bypasses this filter), perf, userfaultfd,
-// clock and host settings.
-var commonDenied = []uintptr{
-	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT,
-	unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
-	unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE, unix.SYS_MOUNT_SETATTR, unix.SYS_OPEN_TREE_ATTR,
-	unix.SYS_LISTMOUNT, unix.SYS_STATMOUNT,
-	unix.SYS_UNSHARE, unix.SYS_SETNS,
-	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV,
-	unix.SYS_PROCESS_MADVISE, unix.SYS_PIDFD_GETFD, unix.SYS_KCMP,
-	unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
-	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
-	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
-	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
-	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
-	unix.SYS_REBOOT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_ACCT,
-	unix.SYS_SYSLOG, unix.SYS_PERSONALITY, unix.SYS_VHANGUP,
-	unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_CLOCK_ADJTIME, unix.SYS_ADJTIMEX,
-	unix.SYS_SETHOSTNAME, unix.SYS_SETDOMAINNAME,
-	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_LOOKUP_DCOOKIE,
-	unix.SYS_QUOTACTL, unix.SYS_QUOTACTL_FD, unix.SYS_FANOTIFY_INIT,
-	unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES,
+// sysAction is what the filter does with the calls of a syscallGroup.
+type sysAction uint8
+
+const (
+	sysNosys       sysAction = iota // ENOSYS: every call in no group
+	sysAllow                        // allowed whatever the arguments
+	sysRefuse                       // EPERM
+	sysCheckClone                   // allowed without namespace flags, else EPERM
+	sysCheckSocket                  // allowed for the families of socketRules
+)
+
+// syscallGroup is one purpose's calls in the allow-list, with the reason
+// they are there.
+type syscallGroup struct {
+	why    string
+	action sysAction
+	calls  []int // noSyscall where the architecture lacks a call
 }
 
-// seccompArch describes the architecture the filter is built for.
+// noSyscall stands in the table for a call this architecture does not have.
+const noSyscall = -1
+
+// seccompArch is what the filter is built from for one architecture.
 type seccompArch struct {
-	audit  uint32
-	x32    bool // amd64: deny the x32 ABI (syscall numbers with bit 30)
-	denied []uintptr
-	clone  uintptr
-	clone3 uintptr
-	socket uintptr
+	audit uint32
+	table []syscallGroup
 }
 
 // Seccomp return values.
@@ -77,16 +70,18 @@ const (
 	bpfJEQ  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 	bpfJGE  = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
 	bpfJSET = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	bpfJA   = unix.BPF_JMP | unix.BPF_JA
 	bpfRet  = unix.BPF_RET | unix.BPF_K
+	bpfAnd  = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
 )
 
-// buildFilter returns the deny-list program: foreign architectures are
-// killed, listed syscalls fail with EPERM, clone3 with ENOSYS (so libc
-// falls back to clone, which is checked), clone with namespace flags with
-// EPERM, socket families other than AF_UNIX with EAFNOSUPPORT (with
-// network, AF_INET stream sockets are allowed too: the namespace only has
-// loopback, and Landlock narrows connections to the egress port);
-// everything else is allowed.
+// buildFilter returns the allow-list program: foreign architectures
+// (including amd64's x32 numbers, which no group lists) are killed or
+// answered ENOSYS, and each call gets its group's action from a binary
+// search over the call numbers, so that a call costs about ten
+// comparisons, not one per listed call. With network, socket also lets
+// AF_INET stream sockets through: the namespace only has loopback, and
+// Landlock narrows connections to the egress port.
 func buildFilter(a seccompArch, network bool) []unix.SockFilter {
 	f := []unix.SockFilter{
 		bpfStmt(bpfLoad, seccompOffArch),
@@ -94,53 +89,122 @@ func buildFilter(a seccompArch, network bool) []unix.SockFilter {
 		bpfStmt(bpfRet, retKill),
 		bpfStmt(bpfLoad, seccompOffNr),
 	}
-	if a.x32 {
-		f = append(f, bpfJump(bpfJGE, 0x40000000, 0, 1), bpfStmt(bpfRet, retErrno(unix.ENOSYS)))
-	}
-	for _, nr := range a.denied {
-		f = append(f, bpfJump(bpfJEQ, uint32(nr), 0, 1), bpfStmt(bpfRet, retErrno(unix.EPERM)))
-	}
-	f = append(f,
-		bpfJump(bpfJEQ, uint32(a.clone3), 0, 1),
-		bpfStmt(bpfRet, retErrno(unix.ENOSYS)),
-		// clone: namespace flags in the low word of args[0].
-		bpfJump(bpfJEQ, uint32(a.clone), 0, 4),
-		bpfStmt(bpfLoad, seccompOffArgs0),
-		bpfJump(bpfJSET, cloneNewFlags, 0, 1),
-		bpfStmt(bpfRet, retErrno(unix.EPERM)),
-		bpfStmt(bpfRet, retAllow),
-	)
-	if network {
-		return append(f, socketRulesNetwork(a)...)
-	}
-	return append(f,
-		// socket: only AF_UNIX.
-		bpfJump(bpfJEQ, uint32(a.socket), 0, 4),
-		bpfStmt(bpfLoad, seccompOffArgs0),
-		bpfJump(bpfJEQ, unix.AF_UNIX, 0, 1),
-		bpfStmt(bpfRet, retAllow),
-		bpfStmt(bpfRet, retErrno(unix.EAFNOSUPPORT)),
-		bpfStmt(bpfRet, retAllow),
-	)
+	return append(f, searchTree(callRanges(a.table), func(act sysAction) []unix.SockFilter {
+		return actionCode(act, network)
+	})...)
 }
 
-// socketRulesNetwork allows AF_UNIX and AF_INET SOCK_STREAM sockets: no
-// UDP, no raw sockets, no IPv6, no netlink.
-func socketRulesNetwork(a seccompArch) []unix.SockFilter {
+// callRange is a run of consecutive call numbers from first on that share
+// one action; the next range begins where it ends.
+type callRange struct {
+	first  uint32
+	action sysAction
+}
+
+// callRanges turns the table into ranges covering every 32-bit number, in
+// order from 0. A checked call is a range of its own: its code reads the
+// arguments of that one call.
+func callRanges(table []syscallGroup) []callRange {
+	actions := map[uint32]sysAction{}
+	for _, g := range table {
+		for _, nr := range g.calls {
+			if nr != noSyscall {
+				actions[uint32(nr)] = g.action
+			}
+		}
+	}
+	nrs := make([]uint32, 0, len(actions))
+	for nr := range actions {
+		nrs = append(nrs, nr)
+	}
+	slices.Sort(nrs)
+	var ranges []callRange
+	add := func(first uint64, act sysAction) {
+		checked := act == sysCheckClone || act == sysCheckSocket
+		if n := len(ranges); n > 0 && ranges[n-1].action == act && !checked {
+			return
+		}
+		ranges = append(ranges, callRange{uint32(first), act})
+	}
+	next := uint64(0) // the first number no range covers yet
+	for _, nr := range nrs {
+		if uint64(nr) > next {
+			add(next, sysNosys)
+		}
+		add(uint64(nr), actions[nr])
+		next = uint64(nr) + 1
+	}
+	if next <= 1<<32-1 {
+		add(next, sysNosys)
+	}
+	return ranges
+}
+
+// searchTree emits a binary search over ranges for the call number in the
+// accumulator; each leaf is its range's action code.
+func searchTree(ranges []callRange, leaf func(sysAction) []unix.SockFilter) []unix.SockFilter {
+	if len(ranges) == 1 {
+		return leaf(ranges[0].action)
+	}
+	mid := len(ranges) / 2
+	below := searchTree(ranges[:mid], leaf)
+	above := searchTree(ranges[mid:], leaf)
+	// A conditional jump reaches 255 instructions; past that it falls
+	// through to an unconditional one.
+	if len(below) <= 255 {
+		return slices.Concat([]unix.SockFilter{bpfJump(bpfJGE, ranges[mid].first, uint8(len(below)), 0)}, below, above)
+	}
+	return slices.Concat([]unix.SockFilter{
+		bpfJump(bpfJGE, ranges[mid].first, 0, 1),
+		bpfStmt(bpfJA, uint32(len(below))),
+	}, below, above)
+}
+
+// actionCode is the code of a leaf: a return, or the argument checks of
+// clone and socket.
+func actionCode(act sysAction, network bool) []unix.SockFilter {
+	switch act {
+	case sysAllow:
+		return []unix.SockFilter{bpfStmt(bpfRet, retAllow)}
+	case sysRefuse:
+		return []unix.SockFilter{bpfStmt(bpfRet, retErrno(unix.EPERM))}
+	case sysCheckClone:
+		// Namespace flags sit in the low word of args[0].
+		return []unix.SockFilter{
+			bpfStmt(bpfLoad, seccompOffArgs0),
+			bpfJump(bpfJSET, cloneNewFlags, 0, 1),
+			bpfStmt(bpfRet, retErrno(unix.EPERM)),
+			bpfStmt(bpfRet, retAllow),
+		}
+	case sysCheckSocket:
+		return socketRules(network)
+	}
+	return []unix.SockFilter{bpfStmt(bpfRet, retErrno(unix.ENOSYS))}
+}
+
+// socketRules allows AF_UNIX sockets and, with network, AF_INET
+// SOCK_STREAM ones: no UDP, no raw sockets, no IPv6, no netlink.
+func socketRules(network bool) []unix.SockFilter {
+	if !network {
+		return []unix.SockFilter{
+			bpfStmt(bpfLoad, seccompOffArgs0),
+			bpfJump(bpfJEQ, unix.AF_UNIX, 0, 1),
+			bpfStmt(bpfRet, retAllow),
+			bpfStmt(bpfRet, retErrno(unix.EAFNOSUPPORT)),
+		}
+	}
 	return []unix.SockFilter{
-		bpfJump(bpfJEQ, uint32(a.socket), 0, 10),
 		bpfStmt(bpfLoad, seccompOffArgs0),
 		bpfJump(bpfJEQ, unix.AF_UNIX, 0, 1),
 		bpfStmt(bpfRet, retAllow),
 		bpfJump(bpfJEQ, unix.AF_INET, 0, 5),
 		// The type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC are masked.
 		bpfStmt(bpfLoad, seccompOffArgs1),
-		bpfStmt(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K, 0xf),
+		bpfStmt(bpfAnd, 0xf),
 		bpfJump(bpfJEQ, unix.SOCK_STREAM, 0, 1),
 		bpfStmt(bpfRet, retAllow),
 		bpfStmt(bpfRet, retErrno(unix.EPROTONOSUPPORT)),
 		bpfStmt(bpfRet, retErrno(unix.EAFNOSUPPORT)),
-		bpfStmt(bpfRet, retAllow),
 	}
 }
 
