@@ -57,14 +57,13 @@ func withEachStart(t *testing.T, fn func(t *testing.T, r *Runner)) {
 // call; under the old deny-list the first ones ran.
 func TestSeccompUnlistedCallsInARun(t *testing.T) {
 	calls := map[string][2]int{ // name: nr, arg0
-		"inotify_init1": {unix.SYS_INOTIFY_INIT1, 0},
-		"io_setup":      {unix.SYS_IO_SETUP, 1},
-		"landlock_abi":  {unix.SYS_LANDLOCK_CREATE_RULESET, 0},
-		"msgget":        {unix.SYS_MSGGET, 0},
-		"get_robust":    {unix.SYS_GET_ROBUST_LIST, 0},
-		"file_getattr":  {unix.SYS_FILE_GETATTR, -1},
-		"beyond":        {1000, 0},
-		"highest":       {1<<31 - 1, 0},
+		"io_setup":     {unix.SYS_IO_SETUP, 1},
+		"landlock_abi": {unix.SYS_LANDLOCK_CREATE_RULESET, 0},
+		"msgget":       {unix.SYS_MSGGET, 0},
+		"get_robust":   {unix.SYS_GET_ROBUST_LIST, 0},
+		"file_getattr": {unix.SYS_FILE_GETATTR, -1},
+		"beyond":       {1000, 0},
+		"highest":      {1<<31 - 1, 0},
 	}
 	code := `
 import ctypes

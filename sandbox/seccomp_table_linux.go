@@ -96,6 +96,10 @@ var syscallTable = []syscallGroup{
 		unix.SYS_SENDTO, unix.SYS_RECVFROM, unix.SYS_SENDMSG, unix.SYS_RECVMSG,
 		unix.SYS_SENDMMSG, unix.SYS_RECVMMSG, unix.SYS_SHUTDOWN,
 	}},
+	{"file watching: inotify (tail -f, watchdog, development servers), at most a few instances and watches a run, " +
+		"in its own user namespace (userlimits)", sysAllow, []int{
+		unix.SYS_INOTIFY_INIT1, unix.SYS_INOTIFY_ADD_WATCH, unix.SYS_INOTIFY_RM_WATCH,
+	}},
 	{"system facts: uname, sysinfo (memory size for sort and numpy) and getrandom (os.urandom, ssl, hash seeds)", sysAllow, []int{
 		unix.SYS_UNAME, unix.SYS_SYSINFO, unix.SYS_GETRANDOM,
 	}},
