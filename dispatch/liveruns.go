@@ -199,10 +199,15 @@ func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, r
 		out.Retry = &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
 	}
 	d.finishRun(run, out)
+	if err == nil || e == errCanceledRun {
+		// A run its caller abandoned (a disconnect, MCP's
+		// notifications/cancelled) is a cancelled run as much as one
+		// stopped by cancel_run, though the call itself fails.
+		d.recordRun(req.kind, out, time.Duration(out.DurationMS)*time.Millisecond)
+	}
 	if err != nil {
 		return nil, err
 	}
-	d.recordRun(req.kind, out, 0)
 	return out, nil
 }
 
