@@ -31,11 +31,12 @@ type Config struct {
 	Logger      zerolog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// CheckpointInterval, StaleAfter and SweepInterval apply to a
-	// SharedStore (see there).
+	// CheckpointInterval, StaleAfter, SweepInterval and
+	// CancelPollInterval apply to a SharedStore (see there).
 	CheckpointInterval time.Duration
 	StaleAfter         time.Duration
 	SweepInterval      time.Duration
+	CancelPollInterval time.Duration
 }
 
 // Defaults. MaxEventBytes holds a run's whole log (1 MiB, the sandbox's
@@ -62,6 +63,7 @@ func (c *Config) withDefaults() {
 	c.CheckpointInterval = cmp.Or(c.CheckpointInterval, DefaultCheckpointInterval)
 	c.StaleAfter = cmp.Or(c.StaleAfter, DefaultStaleAfter)
 	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
+	c.CancelPollInterval = cmp.Or(c.CancelPollInterval, DefaultCancelPollInterval)
 }
 
 // Registry holds the runs of a gateway. Safe for concurrent use.

@@ -39,11 +39,16 @@ func (r *Run) Owner() string { return r.rec.Owner }
 // Done is closed when the run has finished.
 func (r *Run) Done() <-chan struct{} { return r.done }
 
-// Cancel asks the run to stop: its context is canceled with ErrCanceled.
-// Cancelling a finished run does nothing.
+// Cancel asks the run to stop: its context is canceled with ErrCanceled,
+// or, for a run in progress on another replica, that replica is asked
+// through the shared store to cancel it. Cancelling a finished run does
+// nothing.
 func (r *Run) Cancel() {
-	if r.cancel != nil {
+	switch {
+	case r.cancel != nil:
 		r.cancel(ErrCanceled)
+	case r.shared.remote && !r.isDone():
+		r.requestCancel()
 	}
 }
 

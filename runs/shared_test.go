@@ -117,6 +117,30 @@ func TestSharedRunningRunFollowedFromAnotherReplica(t *testing.T) {
 	assert.JSONEq(t, `{"status":"failed"}`, string(again.Object()))
 }
 
+// cancel_run on a replica other than the one running the run stops it:
+// the request goes through the shared store, and the running replica
+// cancels the run's context with ErrCanceled.
+func TestSharedCancelOnAnotherReplica(t *testing.T) {
+	a, b, _ := replicas(t, runs.Config{CheckpointInterval: 10 * time.Millisecond, CancelPollInterval: 10 * time.Millisecond})
+	runCtx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	r := a.Start(runs.NewID(), "alice", "run_code", "", cancel)
+	r.Started(0)
+	go func() {
+		<-runCtx.Done()
+		r.Finish(runs.StatusFailed, json.RawMessage(`{"status":"failed","error":{"type":"CANCELLED"}}`))
+	}()
+
+	remote, err := b.Get("alice", r.ID())
+	require.NoError(t, err)
+	remote.Cancel()
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // safety net only
+	defer stop()
+	require.NoError(t, remote.Wait(ctx), "the run ends")
+	assert.ErrorIs(t, context.Cause(runCtx), runs.ErrCanceled)
+	assert.JSONEq(t, `{"status":"failed","error":{"type":"CANCELLED"}}`, string(remote.Object()))
+}
+
 // A running record nobody updates any more belongs to a replica that is
 // gone: readers report the run interrupted.
 func TestSharedStaleRunIsInterrupted(t *testing.T) {

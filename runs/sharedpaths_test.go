@@ -103,6 +103,12 @@ func (f *fakeShared) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	return f.swept, f.sweepErr
 }
 
+func (f *fakeShared) RequestCancel(context.Context, string, string) error { return nil }
+
+func (f *fakeShared) CancelRequests(context.Context) ([]string, error) { return nil, nil }
+
+func (f *fakeShared) ClearCancel(context.Context, string) error { return nil }
+
 func (f *fakeShared) put(rec *Record) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -29,9 +29,12 @@ import (
 )
 
 const (
-	prefix     = "runs/"
-	recordName = "record"
-	eventsName = "events"
+	prefix = "runs/"
+	// cancelPrefix holds the cancel requests, one empty object per run,
+	// named by run id: one listing finds them all, whoever runs them.
+	cancelPrefix = "run-cancels/"
+	recordName   = "record"
+	eventsName   = "events"
 	// maxRecordBytes bounds what a read takes of one object: the events
 	// are bounded by the registry (2 MiB by default), with room to spare.
 	maxRecordBytes = 64 << 20
@@ -334,5 +337,55 @@ func (s *Store) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 		s.mu.Unlock()
 		n++
 	}
+	// A cancel request outlives its run only when the run ended before
+	// its replica polled; it goes with the records of its time.
+	reqs, err := s.obj.ListObjects(ctx, cancelPrefix)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("runs: list cancel requests: %w", err))
+	}
+	for _, o := range reqs {
+		if o.Modified.Before(cutoff) {
+			if err := s.obj.DeleteObject(ctx, o.Key); err != nil {
+				errs = append(errs, fmt.Errorf("runs: delete %s: %w", o.Key, err))
+			}
+		}
+	}
 	return n, errors.Join(errs...)
+}
+
+// RequestCancel implements runs.SharedStore.
+func (s *Store) RequestCancel(ctx context.Context, _, id string) error {
+	if !runs.ValidID(id) {
+		return fmt.Errorf("runs: cancel %q: %w", id, runs.ErrNotFound)
+	}
+	if err := s.obj.PutObject(ctx, cancelPrefix+id, bytes.NewReader(nil)); err != nil {
+		return fmt.Errorf("runs: cancel %s: %w", id, err)
+	}
+	return nil
+}
+
+// CancelRequests implements runs.SharedStore.
+func (s *Store) CancelRequests(ctx context.Context) ([]string, error) {
+	objs, err := s.obj.ListObjects(ctx, cancelPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("runs: list cancel requests: %w", err)
+	}
+	var ids []string
+	for _, o := range objs {
+		if id := strings.TrimPrefix(o.Key, cancelPrefix); runs.ValidID(id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// ClearCancel implements runs.SharedStore.
+func (s *Store) ClearCancel(ctx context.Context, id string) error {
+	if !runs.ValidID(id) {
+		return fmt.Errorf("runs: clear cancel %q: %w", id, runs.ErrNotFound)
+	}
+	if err := s.obj.DeleteObject(ctx, cancelPrefix+id); err != nil {
+		return fmt.Errorf("runs: clear cancel %s: %w", id, err)
+	}
+	return nil
 }

@@ -44,6 +44,34 @@ func RunShared(t *testing.T, newShared NewShared) {
 	t.Run("ListWithoutEvents", func(t *testing.T) { listWithoutEvents(t, newShared) })
 	t.Run("Sweep", func(t *testing.T) { sweep(t, newShared) })
 	t.Run("DeleteFromAnotherReplica", func(t *testing.T) { deleteAcross(t, newShared) })
+	t.Run("CancelAcrossReplicas", func(t *testing.T) { cancelAcross(t, newShared) })
+}
+
+// cancelAcross: a cancel requested on one replica is seen by the other
+// until it clears it; the sweep removes requests older than its cutoff.
+func cancelAcross(t *testing.T, newShared NewShared) {
+	a, b := newShared(t)
+	ids, err := a.CancelRequests(ctx(t))
+	require.NoError(t, err)
+	assert.Empty(t, ids)
+	one, two := runs.NewID(), runs.NewID()
+	require.NoError(t, b.RequestCancel(ctx(t), "alice", one))
+	require.NoError(t, b.RequestCancel(ctx(t), "alice", one), "asking twice is no error")
+	require.NoError(t, b.RequestCancel(ctx(t), "bob", two))
+	assert.ErrorIs(t, b.RequestCancel(ctx(t), "alice", "not-a-run"), runs.ErrNotFound)
+	ids, err = a.CancelRequests(ctx(t))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{one, two}, ids)
+	require.NoError(t, a.ClearCancel(ctx(t), one))
+	require.NoError(t, a.ClearCancel(ctx(t), one), "clearing twice is no error")
+	ids, err = b.CancelRequests(ctx(t))
+	require.NoError(t, err)
+	assert.Equal(t, []string{two}, ids)
+	_, err = a.Sweep(ctx(t), time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	ids, err = b.CancelRequests(ctx(t))
+	require.NoError(t, err)
+	assert.Empty(t, ids, "the sweep removes old requests")
 }
 
 func ctx(t *testing.T) context.Context {
