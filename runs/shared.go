@@ -19,15 +19,13 @@ import (
 // replica together.
 type SharedStore interface {
 	Store
-	// Load returns owner's record id, events included. An unknown id, a
-	// malformed one or another owner's record is ErrNotFound.
-	Load(ctx context.Context, owner, id string) (*Record, error)
 	// List returns owner's records without their events.
 	List(ctx context.Context, owner string) ([]*Record, error)
-	// Sweep deletes the records last saved before cutoff and returns how
-	// many, and the cancel requests made before cutoff. A record deleted
-	// by another replica first is no error.
-	Sweep(ctx context.Context, cutoff time.Time) (int, error)
+	// Sweep deletes the records last saved before cutoff, then the
+	// oldest finished records past b, and returns how many; and the
+	// cancel requests made before cutoff. A record deleted by another
+	// replica first is no error.
+	Sweep(ctx context.Context, cutoff time.Time, b Bounds) (int, error)
 	// RequestCancel asks the replica running owner's run id to cancel
 	// it: a cancel_run that reached another replica. It is kept apart
 	// from the record, which only the running replica writes.
@@ -197,7 +195,7 @@ func (g *Registry) checkpoint(context.Context) {
 		r.shared.saveMu.Lock()
 		mark, running := r.mark()
 		if running && (mark != r.shared.saved || g.now().Sub(r.shared.savedAt) >= g.heartbeat()) {
-			g.saveLocked(r, r.Record(), mark)
+			_ = g.saveLocked(r, r.Record(), mark) // logged; the next checkpoint tries again
 		}
 		r.shared.saveMu.Unlock()
 	}
@@ -219,21 +217,22 @@ func (g *Registry) heartbeat() time.Duration {
 
 // saveRun saves a run's record; saves of one run never overtake each
 // other.
-func (g *Registry) saveRun(r *Run, rec *Record) {
+func (g *Registry) saveRun(r *Run, rec *Record) error {
 	r.shared.saveMu.Lock()
 	defer r.shared.saveMu.Unlock()
 	var seq uint64
 	if n := len(rec.Events); n > 0 {
 		seq = rec.Events[n-1].Seq
 	}
-	g.saveLocked(r, rec, savedMark{seq: seq, progress: string(rec.Progress)})
+	return g.saveLocked(r, rec, savedMark{seq: seq, progress: string(rec.Progress)})
 }
 
-func (g *Registry) saveLocked(r *Run, rec *Record, mark savedMark) {
+func (g *Registry) saveLocked(r *Run, rec *Record, mark savedMark) error {
 	now := g.now()
 	rec.Updated = now
-	g.save(rec)
+	err := g.save(rec)
 	r.shared.savedAt, r.shared.saved = now, mark
+	return err
 }
 
 // sweep deletes the shared records past retention; every replica does,
@@ -241,7 +240,7 @@ func (g *Registry) saveLocked(r *Run, rec *Record, mark savedMark) {
 func (g *Registry) sweep(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	n, err := g.sharedStore().Sweep(ctx, g.now().Add(-g.cfg.Retention))
+	n, err := g.sharedStore().Sweep(ctx, g.now().Add(-g.cfg.Retention), g.cfg.Bounds)
 	if err != nil {
 		g.cfg.Logger.Warn().Err(err).Msg("run record sweep failed; the next one tries again")
 	}

@@ -95,7 +95,7 @@ func (f *fakeShared) List(ctx context.Context, _ string) ([]*Record, error) {
 	return out, nil
 }
 
-func (f *fakeShared) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
+func (f *fakeShared) Sweep(ctx context.Context, cutoff time.Time, _ Bounds) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deadline(ctx, "Sweep")
