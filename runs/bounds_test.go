@@ -136,3 +136,26 @@ func TestRecordBoundsDefault(t *testing.T) {
 	_, err := g.Get("alice", first)
 	assert.ErrorIs(t, err, ErrNotFound, "the oldest went first")
 }
+
+// DropLogs replaces each run of retained log events by one gap; a
+// follower that already had some of them gets a gap from where it is.
+func TestDropLogs(t *testing.T) {
+	g := open(t, Config{})
+	r := g.Start(NewID(), "alice", "run_code", "", nil)
+	r.Started(0)
+	r.Log(StreamStdout, []byte(strings.Repeat("a", maxLogEventJSON)))
+	r.Log(StreamStdout, []byte(strings.Repeat("b", maxLogEventJSON)))
+	r.Blob("blob:1", "text/plain", 1)
+	r.Log(StreamStderr, []byte(strings.Repeat("c", maxLogEventJSON)))
+	r.DropLogs()
+	r.Finish(StatusCompleted, json.RawMessage(`{}`))
+	got, err := g.Get("alice", r.ID())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1:started", "3:gap", "4:blob", "5:gap", "6:finished"}, types(got))
+	evs := collect(t, got, 0)
+	assert.JSONEq(t, `{"from_seq":2,"to_seq":3}`, string(evs[1].Data))
+	assert.Equal(t, uint64(3), evs[1].Seq)
+	assert.JSONEq(t, `{"from_seq":5,"to_seq":5}`, string(evs[3].Data))
+	evs = collect(t, got, 2)
+	assert.JSONEq(t, `{"from_seq":3,"to_seq":3}`, string(evs[0].Data), "the gap starts after what was sent")
+}
