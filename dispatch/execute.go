@@ -520,6 +520,8 @@ func (d *Dispatcher) recordRun(kind string, out *RunResult, took time.Duration) 
 			reason = "invalid_output"
 		case sandbox.ErrTypeSandbox:
 			reason = "sandbox_error"
+		case transport.StringCanceled:
+			reason = "cancelled"
 		default:
 			reason = "exception"
 		}

@@ -198,11 +198,17 @@ func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, r
 	if e.Type == transport.StringInterrupted {
 		out.Retry = &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
 	}
+	d.storeLogs(context.WithoutCancel(ctx), call, run, out)
 	d.finishRun(run, out)
+	if err == nil || e == errCanceledRun {
+		// A run its caller abandoned (a disconnect, MCP's
+		// notifications/cancelled) is a cancelled run as much as one
+		// stopped by cancel_run, though the call itself fails.
+		d.recordRun(req.kind, out, time.Duration(out.DurationMS)*time.Millisecond)
+	}
 	if err != nil {
 		return nil, err
 	}
-	d.recordRun(req.kind, out, 0)
 	return out, nil
 }
 
@@ -224,7 +230,8 @@ func (d *Dispatcher) finishRun(run *runs.Run, out *RunResult) {
 }
 
 // storeLogs keeps the full logs as a text/plain blob of the caller when
-// the preview does not hold them all.
+// the preview does not hold them all: they count against the caller's
+// blob quota, as the copy of them in the run's record does.
 func (d *Dispatcher) storeLogs(ctx context.Context, call *Call, run *runs.Run, out *RunResult) {
 	logs := run.FullLogs()
 	if len(logs) <= len(out.LogsPreview) {
@@ -232,7 +239,11 @@ func (d *Dispatcher) storeLogs(ctx context.Context, call *Call, run *runs.Run, o
 	}
 	id := d.opts.Blobs.NewID()
 	if _, err := d.opts.Blobs.Put(ctx, id, blobPut(call, "text/plain"), bytes.NewReader(logs)); err != nil {
-		call.Log(zerolog.WarnLevel).Str("run_id", run.ID()).AnErr("cause", err).Msg("cannot store the run's full logs")
+		call.Log(zerolog.WarnLevel).Str("run_id", run.ID()).AnErr("cause", err).
+			Msg("cannot store the run's full logs; its record keeps only their preview")
+		// Not counted against the identity's blob quota, so not kept in
+		// the run's record either.
+		run.DropLogs()
 		return
 	}
 	out.LogsBlob = id

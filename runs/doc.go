@@ -7,9 +7,12 @@
 // (get_run, watch_run, cancel_run, list_runs) read it back. Finished runs
 // are written to a Store (memory, or files in the data directory) and
 // survive a restart; a run that was in progress when the gateway died is
-// reported as interrupted. With a SharedStore (runs/objstore keeps one in
-// a blob store's objects), gateway replicas share the records: any replica
-// answers for a run, finished or in progress elsewhere.
+// reported as interrupted. The registry keeps in memory the runs in
+// progress and a small summary of each finished record, within Bounds;
+// a finished run's events and run object are read from the store when
+// asked for. With a SharedStore (runs/objstore keeps one in a blob
+// store's objects), gateway replicas share the records: any replica
+// answers for a run, finished or in progress elsewhere, and cancels it.
 //
 // The package knows nothing of connections or front doors: followers
 // receive events through a send function that may block, which is how the

@@ -66,7 +66,13 @@ func (r *Run) since(after uint64) ([]Event, <-chan struct{}, bool) {
 		out = append(out, gapEvent(after+1, evs[0].Seq-1))
 	}
 	for i := range evs {
-		if evs[i].Seq > after {
+		switch {
+		case evs[i].Seq <= after:
+		case evs[i].Type == EventGap && gapFrom(evs[i]) <= after:
+			// Logs dropped after this follower sent some of them: the
+			// gap names only what it has not seen.
+			out = append(out, gapEvent(after+1, evs[i].Seq))
+		default:
 			out = append(out, evs[i])
 		}
 	}
@@ -77,4 +83,13 @@ func (r *Run) since(after uint64) ([]Event, <-chan struct{}, bool) {
 func gapEvent(from, to uint64) Event {
 	raw, _ := json.Marshal(map[string]uint64{"from_seq": from, "to_seq": to})
 	return Event{Seq: to, Type: EventGap, Data: raw}
+}
+
+// gapFrom is a gap event's from_seq.
+func gapFrom(ev Event) uint64 {
+	var g struct {
+		From uint64 `json:"from_seq"`
+	}
+	_ = json.Unmarshal(ev.Data, &g)
+	return g.From
 }

@@ -48,6 +48,9 @@ type Record struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// Events are the retained events, oldest first, ending with finished.
 	Events []Event `json:"events,omitempty"`
+	// Size is the bytes the store keeps for the record: set by Save and
+	// by LoadAll, 0 when the store does not tell. Not stored.
+	Size int64 `json:"-"`
 }
 
 // durationMS is how long the run took, or has taken so far.

@@ -28,14 +28,20 @@ type Config struct {
 	MaxEventBytes int
 	// MaxLogBytes bounds the full logs kept per run (logs_blob).
 	MaxLogBytes int
-	Logger      zerolog.Logger
+
+	// Bounds limit the finished records retained; zero fields take the
+	// defaults.
+	Bounds Bounds
+
+	Logger zerolog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// CheckpointInterval, StaleAfter and SweepInterval apply to a
-	// SharedStore (see there).
+	// CheckpointInterval, StaleAfter, SweepInterval and
+	// CancelPollInterval apply to a SharedStore (see there).
 	CheckpointInterval time.Duration
 	StaleAfter         time.Duration
 	SweepInterval      time.Duration
+	CancelPollInterval time.Duration
 }
 
 // Defaults. MaxEventBytes holds a run's whole log (1 MiB, the sandbox's
@@ -56,12 +62,14 @@ func (c *Config) withDefaults() {
 	c.MaxEvents = cmp.Or(c.MaxEvents, DefaultMaxEvents)
 	c.MaxEventBytes = cmp.Or(c.MaxEventBytes, DefaultMaxEventBytes)
 	c.MaxLogBytes = cmp.Or(c.MaxLogBytes, DefaultMaxLogBytes)
+	c.Bounds.withDefaults()
 	if c.Now == nil {
 		c.Now = time.Now
 	}
 	c.CheckpointInterval = cmp.Or(c.CheckpointInterval, DefaultCheckpointInterval)
 	c.StaleAfter = cmp.Or(c.StaleAfter, DefaultStaleAfter)
 	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
+	c.CancelPollInterval = cmp.Or(c.CancelPollInterval, DefaultCancelPollInterval)
 }
 
 // Registry holds the runs of a gateway. Safe for concurrent use.
@@ -69,11 +77,15 @@ type Registry struct {
 	cfg Config
 
 	mu   sync.Mutex
-	runs map[string]*Run // guarded by mu; live and retained finished runs
-	// finishedOrder holds the finished runs in the order they finished,
-	// which is the order they expire in (one Retention for all): prune
-	// looks at its front, not at every retained run. Guarded by mu.
-	finishedOrder []*Run
+	runs map[string]*Run // guarded by mu; the runs in progress here
+	// index holds a summary of each retained finished record (of a
+	// shared store, only those it could not save). all and owners count
+	// them, in the order they finished, which is the order they expire
+	// in (one Retention for all) and leave past a bound: prune and the
+	// bounds look at the front, not at every retained run. Guarded by mu.
+	index  map[string]*entry
+	all    usage
+	owners map[string]*usage
 
 	stopLoops context.CancelFunc // nil without a SharedStore
 	loops     sync.WaitGroup
@@ -84,12 +96,14 @@ type Registry struct {
 // previous process ended are finished as interrupted.
 func Open(ctx context.Context, cfg Config) (*Registry, error) {
 	cfg.withDefaults()
-	g := &Registry{cfg: cfg, runs: map[string]*Run{}}
+	g := &Registry{cfg: cfg, runs: map[string]*Run{}, index: map[string]*entry{}, owners: map[string]*usage{}}
 	if g.sharedStore() != nil {
 		// Other replicas' runs are read when asked for, not all at once.
 		g.startShared()
 		return g, nil
 	}
+	// Only summaries are read: a record's events and run object are read
+	// again when a client asks for the run.
 	recs, err := cfg.Store.LoadAll(ctx)
 	if err != nil {
 		g.cfg.Logger.Warn().Err(err).Msg("some run records could not be read")
@@ -98,23 +112,46 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		return nil, err
 	}
 	now := g.now()
+	entries := make([]*entry, 0, len(recs))
 	for _, rec := range recs {
+		var held *Record
 		if rec.Status == StatusRunning {
-			interrupt(rec, now)
-			if err := cfg.Store.Save(ctx, rec); err != nil {
-				g.cfg.Logger.Warn().Err(err).Str("run_id", rec.ID).Msg("cannot save the interrupted run")
+			if rec, held = g.interruptStored(ctx, rec, now); rec == nil {
+				continue
 			}
 		}
 		if now.Sub(rec.FinishedAt) > cfg.Retention {
 			_ = cfg.Store.Delete(ctx, rec.ID)
 			continue
 		}
-		r := loaded(g, rec)
-		g.runs[rec.ID] = r
-		g.finishedOrder = append(g.finishedOrder, r)
+		e := newEntry(rec)
+		e.held = held
+		entries = append(entries, e)
 	}
-	slices.SortFunc(g.finishedOrder, func(a, b *Run) int { return a.rec.FinishedAt.Compare(b.rec.FinishedAt) })
+	slices.SortFunc(entries, func(a, b *entry) int { return a.finished.Compare(b.finished) })
+	var gone []*entry
+	for _, e := range entries {
+		gone = append(gone, g.addLocked(e)...)
+	}
+	g.forget(gone, "a run record past the bounds")
 	return g, nil
+}
+
+// interruptStored finishes, and saves again, the stored record of a run
+// the previous process lost. It returns the record's summary, and the
+// record itself when it could not be saved; nil when it cannot be read.
+func (g *Registry) interruptStored(ctx context.Context, head *Record, now time.Time) (rec, held *Record) {
+	rec, err := g.cfg.Store.Load(ctx, head.Owner, head.ID)
+	if err != nil {
+		g.cfg.Logger.Warn().Err(err).Str("run_id", head.ID).Msg("cannot read the interrupted run")
+		return nil, nil
+	}
+	interrupt(rec, now)
+	if err := g.cfg.Store.Save(ctx, rec); err != nil {
+		g.cfg.Logger.Warn().Err(err).Str("run_id", rec.ID).Msg("cannot save the interrupted run")
+		return rec, rec
+	}
+	return rec, nil
 }
 
 func (g *Registry) now() time.Time { return g.cfg.Now() }
@@ -166,7 +203,7 @@ func (g *Registry) Start(id, owner, what, requestID string, cancel context.Cance
 	g.mu.Lock()
 	g.runs[id] = r
 	g.mu.Unlock()
-	g.saveRun(r, r.Record())
+	_ = g.saveRun(r, r.Record()) // logged; the record is kept in memory meanwhile
 	return r
 }
 
@@ -180,68 +217,68 @@ func (g *Registry) Discard(r *Run) {
 	}
 }
 
+// finished saves a finished run's record and hands it from the runs in
+// progress to the index: from now on it is read from the store.
 func (g *Registry) finished(r *Run, rec *Record) {
+	err := g.saveRun(r, rec)
+	shared := g.sharedStore() != nil
+	var gone []*entry
 	g.mu.Lock()
-	g.finishedOrder = append(g.finishedOrder, r)
+	if g.runs[rec.ID] == r {
+		delete(g.runs, rec.ID)
+	}
+	if err != nil || !shared {
+		e := newEntry(rec)
+		if err != nil {
+			e.held = rec
+		}
+		gone = g.addLocked(e)
+	}
 	g.mu.Unlock()
-	g.saveRun(r, rec)
+	g.forget(gone, "a run record past the bounds")
 }
 
-func (g *Registry) save(rec *Record) {
-	if err := g.cfg.Store.Save(context.Background(), rec); err != nil {
+func (g *Registry) save(rec *Record) error {
+	err := g.cfg.Store.Save(context.Background(), rec)
+	if err != nil {
 		g.cfg.Logger.Warn().Err(err).Str("run_id", rec.ID).Msg("cannot save a run record")
 	}
+	return err
 }
 
 // Get returns owner's run id. Another identity's run is ErrNotFound, like
 // an unknown one.
 func (g *Registry) Get(owner, id string) (*Run, error) {
 	g.mu.Lock()
-	r := g.runs[id]
+	r, e := g.runs[id], g.index[id]
 	g.mu.Unlock()
-	if r == nil && g.sharedStore() != nil {
+	switch {
+	case r != nil && r.rec.Owner == owner:
+		return r, nil
+	case r != nil:
+	case e != nil && e.owner == owner && !g.expired(e):
+		return g.open(e)
+	case e == nil && g.sharedStore() != nil:
 		return g.getShared(owner, id)
 	}
-	if r == nil || r.rec.Owner != owner || g.expired(r) {
-		return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
-	}
-	return r, nil
+	return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
 }
 
-func (g *Registry) expired(r *Run) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.rec.Status != StatusRunning && g.now().Sub(r.rec.FinishedAt) > g.cfg.Retention
+func (g *Registry) expired(e *entry) bool {
+	return g.now().Sub(e.finished) > g.cfg.Retention
 }
 
 // prune forgets the finished runs past retention: those at the front of
-// finishedOrder, so that a Start costs the same with a million runs
+// the finish order, so that a Start costs the same with a million runs
 // retained as with none.
 func (g *Registry) prune() {
 	g.mu.Lock()
-	var gone []string
-	n := 0
-	for _, r := range g.finishedOrder {
-		if !g.expired(r) {
-			break
-		}
-		n++
-		if g.runs[r.rec.ID] == r {
-			delete(g.runs, r.rec.ID)
-			gone = append(gone, r.rec.ID)
-		}
+	var gone []*entry
+	for e := g.all.oldest(); e != nil && g.expired(e); e = g.all.oldest() {
+		gone = append(gone, g.removeLocked(e))
 	}
-	clear(g.finishedOrder[:n]) // the array keeps no expired run alive
-	g.finishedOrder = g.finishedOrder[n:]
 	g.mu.Unlock()
-	if g.sharedStore() != nil {
-		return // the sweep deletes shared records, whoever ran them
-	}
-	for _, id := range gone {
-		if err := g.cfg.Store.Delete(context.Background(), id); err != nil {
-			g.cfg.Logger.Warn().Err(err).Str("run_id", id).Msg("cannot delete an expired run record")
-		}
-	}
+	g.forget(gone, "an expired run record")
 }
 
 // Summary is one entry of List.
@@ -298,6 +335,13 @@ func (g *Registry) summaries(owner, status string) []Summary {
 			out = append(out, Summary{rec.ID, rec.Status, rec.What, rec.StartedAt, rec.durationMS(now)})
 		}
 		r.mu.Unlock()
+	}
+	if own := g.owners[owner]; own != nil && status != StatusRunning {
+		for _, e := range own.order {
+			if !e.gone {
+				out = append(out, e.summary(now))
+			}
+		}
 	}
 	return out
 }

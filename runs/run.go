@@ -39,11 +39,16 @@ func (r *Run) Owner() string { return r.rec.Owner }
 // Done is closed when the run has finished.
 func (r *Run) Done() <-chan struct{} { return r.done }
 
-// Cancel asks the run to stop: its context is canceled with ErrCanceled.
-// Cancelling a finished run does nothing.
+// Cancel asks the run to stop: its context is canceled with ErrCanceled,
+// or, for a run in progress on another replica, that replica is asked
+// through the shared store to cancel it. Cancelling a finished run does
+// nothing.
 func (r *Run) Cancel() {
-	if r.cancel != nil {
+	switch {
+	case r.cancel != nil:
 		r.cancel(ErrCanceled)
+	case r.shared.remote && !r.isDone():
+		r.requestCancel()
 	}
 }
 
@@ -139,6 +144,40 @@ func (r *Run) Finish(status string, result json.RawMessage) {
 	if r.cancel != nil {
 		r.cancel(nil) // releases the context's resources
 	}
+}
+
+// DropLogs removes the log events retained so far, each run of them
+// replaced by one gap event, before the run finishes. A run's full logs
+// are kept in its record only as long as they are also counted against
+// its identity's blob quota (its logs_blob): when that refuses them, the
+// record keeps the run object's preview and no more.
+func (r *Run) DropLogs() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rec.Status != StatusRunning {
+		return
+	}
+	r.flushLocked()
+	evs := r.rec.Events
+	out := make([]Event, 0, len(evs))
+	var from uint64
+	for i, ev := range evs {
+		if ev.Type != EventLog {
+			out = append(out, ev)
+			continue
+		}
+		if from == 0 {
+			from = ev.Seq
+		}
+		if i+1 == len(evs) || evs[i+1].Type != EventLog {
+			out = append(out, gapEvent(from, ev.Seq))
+			from = 0
+		}
+	}
+	r.rec.Events, r.weights, r.retained = out, nil, 0
+	r.alignWeightsLocked()
+	close(r.wake)
+	r.wake = make(chan struct{})
 }
 
 // FullLogs returns everything the run wrote to its streams, as one text

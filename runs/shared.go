@@ -19,14 +19,22 @@ import (
 // replica together.
 type SharedStore interface {
 	Store
-	// Load returns owner's record id, events included. An unknown id, a
-	// malformed one or another owner's record is ErrNotFound.
-	Load(ctx context.Context, owner, id string) (*Record, error)
 	// List returns owner's records without their events.
 	List(ctx context.Context, owner string) ([]*Record, error)
-	// Sweep deletes the records last saved before cutoff and returns how
-	// many. A record deleted by another replica first is no error.
-	Sweep(ctx context.Context, cutoff time.Time) (int, error)
+	// Sweep deletes the records last saved before cutoff, then the
+	// oldest finished records past b, and returns how many; and the
+	// cancel requests made before cutoff. A record deleted by another
+	// replica first is no error.
+	Sweep(ctx context.Context, cutoff time.Time, b Bounds) (int, error)
+	// RequestCancel asks the replica running owner's run id to cancel
+	// it: a cancel_run that reached another replica. It is kept apart
+	// from the record, which only the running replica writes.
+	RequestCancel(ctx context.Context, owner, id string) error
+	// CancelRequests returns the ids of the runs whose cancel was
+	// requested and not cleared since.
+	CancelRequests(ctx context.Context) ([]string, error)
+	// ClearCancel removes the cancel request of run id, if any.
+	ClearCancel(ctx context.Context, id string) error
 }
 
 // Shared-store defaults. A running run is saved when it has news, at most
@@ -37,6 +45,11 @@ const (
 	DefaultCheckpointInterval = 2 * time.Second
 	DefaultStaleAfter         = time.Minute
 	DefaultSweepInterval      = time.Minute
+	// DefaultCancelPollInterval keeps a cancel_run made on another
+	// replica within 2 s of stopping the run: the request is seen within
+	// it, and the sandbox kills a run within moments. A replica with no
+	// run in progress does not poll.
+	DefaultCancelPollInterval = 500 * time.Millisecond
 	heartbeatEvery            = 10 * time.Second
 	storeTimeout              = 30 * time.Second
 )
@@ -67,9 +80,53 @@ func (g *Registry) sharedStore() SharedStore {
 func (g *Registry) startShared() {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stopLoops = cancel
-	g.loops.Add(2)
+	g.loops.Add(3)
 	go g.every(ctx, g.cfg.CheckpointInterval, g.checkpoint)
 	go g.every(ctx, g.cfg.SweepInterval, g.sweep)
+	go g.every(ctx, g.cfg.CancelPollInterval, g.pollCancels)
+}
+
+// pollCancels cancels the runs of this replica that a cancel_run on
+// another replica asked to stop, and clears their requests. Requests for
+// runs of other replicas are theirs to clear.
+func (g *Registry) pollCancels(ctx context.Context) {
+	running := g.local(true)
+	if len(running) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	ids, err := g.sharedStore().CancelRequests(ctx)
+	if err != nil {
+		g.cfg.Logger.Warn().Err(err).Msg("cannot read the cancel requests of other replicas; the next poll tries again")
+		return
+	}
+	if len(ids) == 0 {
+		return
+	}
+	g.mu.Lock()
+	var mine []*Run
+	for _, id := range ids {
+		if r := g.runs[id]; r != nil && !r.shared.remote {
+			mine = append(mine, r)
+		}
+	}
+	g.mu.Unlock()
+	for _, r := range mine {
+		r.Cancel()
+		if err := g.sharedStore().ClearCancel(ctx, r.rec.ID); err != nil {
+			g.cfg.Logger.Warn().Err(err).Str("run_id", r.rec.ID).Msg("cannot clear a cancel request")
+		}
+	}
+}
+
+// requestCancel records a cancel of a run in progress on another replica.
+func (r *Run) requestCancel() {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := r.reg.sharedStore().RequestCancel(ctx, r.rec.Owner, r.rec.ID); err != nil {
+		r.reg.cfg.Logger.Warn().Err(err).Str("run_id", r.rec.ID).Msg("cannot ask another replica to cancel a run")
+	}
 }
 
 func (g *Registry) every(ctx context.Context, d time.Duration, f func(context.Context)) {
@@ -138,7 +195,7 @@ func (g *Registry) checkpoint(context.Context) {
 		r.shared.saveMu.Lock()
 		mark, running := r.mark()
 		if running && (mark != r.shared.saved || g.now().Sub(r.shared.savedAt) >= g.heartbeat()) {
-			g.saveLocked(r, r.Record(), mark)
+			_ = g.saveLocked(r, r.Record(), mark) // logged; the next checkpoint tries again
 		}
 		r.shared.saveMu.Unlock()
 	}
@@ -160,21 +217,22 @@ func (g *Registry) heartbeat() time.Duration {
 
 // saveRun saves a run's record; saves of one run never overtake each
 // other.
-func (g *Registry) saveRun(r *Run, rec *Record) {
+func (g *Registry) saveRun(r *Run, rec *Record) error {
 	r.shared.saveMu.Lock()
 	defer r.shared.saveMu.Unlock()
 	var seq uint64
 	if n := len(rec.Events); n > 0 {
 		seq = rec.Events[n-1].Seq
 	}
-	g.saveLocked(r, rec, savedMark{seq: seq, progress: string(rec.Progress)})
+	return g.saveLocked(r, rec, savedMark{seq: seq, progress: string(rec.Progress)})
 }
 
-func (g *Registry) saveLocked(r *Run, rec *Record, mark savedMark) {
+func (g *Registry) saveLocked(r *Run, rec *Record, mark savedMark) error {
 	now := g.now()
 	rec.Updated = now
-	g.save(rec)
+	err := g.save(rec)
 	r.shared.savedAt, r.shared.saved = now, mark
+	return err
 }
 
 // sweep deletes the shared records past retention; every replica does,
@@ -182,7 +240,7 @@ func (g *Registry) saveLocked(r *Run, rec *Record, mark savedMark) {
 func (g *Registry) sweep(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	n, err := g.sharedStore().Sweep(ctx, g.now().Add(-g.cfg.Retention))
+	n, err := g.sharedStore().Sweep(ctx, g.now().Add(-g.cfg.Retention), g.cfg.Bounds)
 	if err != nil {
 		g.cfg.Logger.Warn().Err(err).Msg("run record sweep failed; the next one tries again")
 	}

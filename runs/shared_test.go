@@ -3,6 +3,8 @@ package runs_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +119,30 @@ func TestSharedRunningRunFollowedFromAnotherReplica(t *testing.T) {
 	assert.JSONEq(t, `{"status":"failed"}`, string(again.Object()))
 }
 
+// cancel_run on a replica other than the one running the run stops it:
+// the request goes through the shared store, and the running replica
+// cancels the run's context with ErrCanceled.
+func TestSharedCancelOnAnotherReplica(t *testing.T) {
+	a, b, _ := replicas(t, runs.Config{CheckpointInterval: 10 * time.Millisecond, CancelPollInterval: 10 * time.Millisecond})
+	runCtx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	r := a.Start(runs.NewID(), "alice", "run_code", "", cancel)
+	r.Started(0)
+	go func() {
+		<-runCtx.Done()
+		r.Finish(runs.StatusFailed, json.RawMessage(`{"status":"failed","error":{"type":"CANCELLED"}}`))
+	}()
+
+	remote, err := b.Get("alice", r.ID())
+	require.NoError(t, err)
+	remote.Cancel()
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // safety net only
+	defer stop()
+	require.NoError(t, remote.Wait(ctx), "the run ends")
+	assert.ErrorIs(t, context.Cause(runCtx), runs.ErrCanceled)
+	assert.JSONEq(t, `{"status":"failed","error":{"type":"CANCELLED"}}`, string(remote.Object()))
+}
+
 // A running record nobody updates any more belongs to a replica that is
 // gone: readers report the run interrupted.
 func TestSharedStaleRunIsInterrupted(t *testing.T) {
@@ -170,4 +196,73 @@ func TestWaitIdle(t *testing.T) {
 	cancel()
 	r.Finish(runs.StatusCompleted, json.RawMessage(`{}`))
 	require.NoError(t, a.WaitIdle(context.Background()))
+}
+
+// With a shared store a replica keeps nothing of its finished runs in
+// memory: it reads them back from the store when asked, events included.
+// The sweep holds each identity to its bound.
+func TestSharedFinishedRunsLeaveMemoryAndBounds(t *testing.T) {
+	// On files, so that the heap holds what the registry does and not
+	// the store's objects.
+	bs, err := blob.OpenFSStore(blob.FSOptions{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = bs.Close() })
+	open := func() *runs.Registry {
+		g, err := runs.Open(context.Background(), runs.Config{Store: objstore.New(bs.Objects()),
+			SweepInterval: 10 * time.Millisecond, Bounds: runs.Bounds{MaxOwnerRecords: 3}})
+		require.NoError(t, err)
+		t.Cleanup(g.Close)
+		return g
+	}
+	a, b := open(), open()
+	const n, logBytes = 12, 256 << 10
+	line := strings.Repeat("z", 1023) + "\n"
+	var last *runs.Run
+	before := heldBytes()
+	for range n {
+		last = a.Start(runs.NewID(), "alice", "run_code", "", nil)
+		last.Started(0)
+		for range logBytes / len(line) {
+			last.Log(runs.StreamStdout, []byte(line))
+		}
+		last.Finish(runs.StatusCompleted, json.RawMessage(`{"status":"completed"}`))
+	}
+	id := last.ID()
+	last = nil
+	held := int64(heldBytes()) - int64(before)
+	t.Logf("replica after %d runs of %d log bytes each holds %d bytes more", n, logBytes, held)
+	assert.Less(t, held, int64(logBytes), "not the runs' logs")
+
+	for range 3000 { // the sweep runs every 10 ms; bounded wait
+		page, _, err := b.List("alice", "", 100, "")
+		require.NoError(t, err)
+		if len(page) <= 3 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	page, _, err := b.List("alice", "", 100, "")
+	require.NoError(t, err)
+	require.Len(t, page, 3, "the identity's bound")
+	assert.Equal(t, id, page[0].ID, "the newest stays")
+	for _, g := range []*runs.Registry{a, b} {
+		r, err := g.Get("alice", id)
+		require.NoError(t, err)
+		var text strings.Builder
+		for _, ev := range follow(t, r, 0) {
+			var d struct{ Text string }
+			_ = json.Unmarshal(ev.Data, &d)
+			text.WriteString(d.Text)
+		}
+		assert.Equal(t, strings.Repeat(line, logBytes/len(line)), text.String())
+	}
+}
+
+// heldBytes is what the heap holds, once collected.
+func heldBytes() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

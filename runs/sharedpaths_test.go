@@ -95,13 +95,19 @@ func (f *fakeShared) List(ctx context.Context, _ string) ([]*Record, error) {
 	return out, nil
 }
 
-func (f *fakeShared) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
+func (f *fakeShared) Sweep(ctx context.Context, cutoff time.Time, _ Bounds) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deadline(ctx, "Sweep")
 	f.cutoffs = append(f.cutoffs, cutoff)
 	return f.swept, f.sweepErr
 }
+
+func (f *fakeShared) RequestCancel(context.Context, string, string) error { return nil }
+
+func (f *fakeShared) CancelRequests(context.Context) ([]string, error) { return nil, nil }
+
+func (f *fakeShared) ClearCancel(context.Context, string) error { return nil }
 
 func (f *fakeShared) put(rec *Record) {
 	f.mu.Lock()

@@ -65,8 +65,9 @@ func TestOpenWithAStoreThatFails(t *testing.T) {
 	rec := &Record{ID: NewID(), Owner: "alice", What: "run_code", Status: StatusCompleted, StartedAt: now, FinishedAt: now,
 		Result: json.RawMessage(`{"status":"completed"}`)}
 	log, buf := warnLog()
-	g, err := Open(context.Background(), Config{Store: &failingStore{MemoryStore: NewMemoryStore(), loadRecs: []*Record{rec},
-		loadErr: errStore}, Logger: log, Now: func() time.Time { return now }})
+	st := &failingStore{MemoryStore: NewMemoryStore(), loadRecs: []*Record{head(rec, 0)}, loadErr: errStore}
+	require.NoError(t, st.MemoryStore.Save(context.Background(), rec))
+	g, err := Open(context.Background(), Config{Store: st, Logger: log, Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	r, err := g.Get("alice", rec.ID)
 	require.NoError(t, err)

@@ -50,6 +50,13 @@ type serveConfig struct {
 	MaxBlobStoreBytes int64
 	BlobTTL           time.Duration
 	RunRetention      time.Duration
+
+	// Bounds of the retained run records (runs.Bounds).
+	RunMaxRecords            int
+	RunMaxRecordBytes        int64
+	RunMaxRecordsPerIdentity int
+	RunMaxRecordBytesPerID   int64
+
 	Python            string
 	SandboxMode       string
 	SandboxZygote     string
@@ -146,6 +153,10 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
 	fs.DurationVar(&c.BlobTTL, "blob-ttl", blob.DefaultTTL, "blobs older than this are removed (0: keep forever)")
 	fs.DurationVar(&c.RunRetention, "run-retention", runs.DefaultRetention, "how long a finished run stays readable with get_run, watch_run and list_runs (kept in the bucket of an s3:// --blob-store, else under --data-dir/runs when set)")
+	fs.IntVar(&c.RunMaxRecords, "run-max-records", runs.DefaultMaxRecords, "finished run records kept in all; past it the oldest finished go first")
+	fs.Int64Var(&c.RunMaxRecordBytes, "run-max-record-bytes", runs.DefaultMaxBytes, "bytes of finished run records kept in all (events and run objects as stored); past it the oldest finished go first")
+	fs.IntVar(&c.RunMaxRecordsPerIdentity, "run-max-records-per-identity", runs.DefaultMaxOwnerRecords, "finished run records kept per identity; past it the identity's oldest finished go first")
+	fs.Int64Var(&c.RunMaxRecordBytesPerID, "run-max-record-bytes-per-identity", runs.DefaultMaxOwnerBytes, "bytes of finished run records kept per identity; past it the identity's oldest finished go first")
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
@@ -290,6 +301,7 @@ func (c *serveConfig) validateLocal() error {
 	if c.RunRetention <= 0 {
 		errs = append(errs, errors.New("--run-retention must be positive"))
 	}
+	errs = append(errs, c.validateRunBounds()...)
 	if c.BlobTTL < 0 {
 		errs = append(errs, errors.New("--blob-ttl must not be negative"))
 	}
@@ -409,4 +421,23 @@ func (c *serveConfig) validateBlobStore() error {
 		return nil
 	}
 	return fmt.Errorf("--blob-store must be empty, \"memory\" or s3://bucket/prefix, not %q", c.BlobStore)
+}
+
+// validateRunBounds checks the bounds of the run records: positive, an
+// identity's within the gateway's, and room for one run's record (its
+// events are bounded to 2 MiB, its logs to 1 MiB more in the run object).
+func (c *serveConfig) validateRunBounds() []error {
+	var errs []error
+	const minBytes = 4 << 20
+	if c.RunMaxRecords <= 0 || c.RunMaxRecordsPerIdentity <= 0 {
+		errs = append(errs, errors.New("--run-max-records and --run-max-records-per-identity must be positive"))
+	} else if c.RunMaxRecordsPerIdentity > c.RunMaxRecords {
+		errs = append(errs, errors.New("--run-max-records-per-identity must not exceed --run-max-records"))
+	}
+	if c.RunMaxRecordBytes < minBytes || c.RunMaxRecordBytesPerID < minBytes {
+		errs = append(errs, fmt.Errorf("--run-max-record-bytes and --run-max-record-bytes-per-identity must be at least %d (4 MiB, room for one run's record)", minBytes))
+	} else if c.RunMaxRecordBytesPerID > c.RunMaxRecordBytes {
+		errs = append(errs, errors.New("--run-max-record-bytes-per-identity must not exceed --run-max-record-bytes"))
+	}
+	return errs
 }

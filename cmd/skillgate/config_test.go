@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/runs"
 )
 
 func parseServe(t *testing.T, args ...string) (*serveConfig, error) {
@@ -96,6 +98,31 @@ func TestMaxBlobStoreBytes(t *testing.T) {
 	cfg, err = parseServe(t, "--max-blob-store-bytes", "-1")
 	require.NoError(t, err)
 	assert.ErrorContains(t, cfg.validate(), "--max-blob-store-bytes must not be negative")
+}
+
+// The run record bounds: defaults, flags, and the values refused.
+func TestRunRecordBounds(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	assert.Equal(t, runs.Bounds{MaxRecords: 10000, MaxBytes: 2 << 30, MaxOwnerRecords: 1000, MaxOwnerBytes: 256 << 20},
+		runs.Bounds{MaxRecords: cfg.RunMaxRecords, MaxBytes: cfg.RunMaxRecordBytes,
+			MaxOwnerRecords: cfg.RunMaxRecordsPerIdentity, MaxOwnerBytes: cfg.RunMaxRecordBytesPerID})
+	cfg, err = parseServe(t, "--run-max-records", "50", "--run-max-records-per-identity", "5",
+		"--run-max-record-bytes", "67108864", "--run-max-record-bytes-per-identity", "8388608")
+	require.NoError(t, err)
+	require.NoError(t, cfg.validate())
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--run-max-records", "0"}},
+		{[]string{"--run-max-records-per-identity", "-1"}},
+		{[]string{"--run-max-records", "10", "--run-max-records-per-identity", "11"}},
+		{[]string{"--run-max-record-bytes", "1048576"}},
+		{[]string{"--run-max-record-bytes-per-identity", "0"}},
+		{[]string{"--run-max-record-bytes", "8388608", "--run-max-record-bytes-per-identity", "16777216"}},
+	} {
+		cfg, err := parseServe(t, tc.args...)
+		require.NoError(t, err)
+		assert.ErrorContains(t, cfg.validate(), "--run-max-record", "%v", tc.args)
+	}
 }
 
 // docs/operations.md documents every serve flag in its table, and no flag

@@ -55,7 +55,9 @@ func reloadSkills(reg *skills.Registry, log zerolog.Logger, m *metrics.Metrics) 
 // openRuns opens the run registry: records in the bucket of an S3 blob
 // store (shared by the replicas), under --data-dir/runs, or in memory.
 func openRuns(cfg *serveConfig, log zerolog.Logger, blobs blob.Store) (*runs.Registry, error) {
-	rc := runs.Config{Retention: cfg.RunRetention, Logger: log.With().Str("component", "runs").Logger()}
+	rc := runs.Config{Retention: cfg.RunRetention, Logger: log.With().Str("component", "runs").Logger(),
+		Bounds: runs.Bounds{MaxRecords: cfg.RunMaxRecords, MaxBytes: cfg.RunMaxRecordBytes,
+			MaxOwnerRecords: cfg.RunMaxRecordsPerIdentity, MaxOwnerBytes: cfg.RunMaxRecordBytesPerID}}
 	if strings.HasPrefix(cfg.BlobStore, "s3://") {
 		rc.Store = objstore.New(blobs.Objects())
 	} else if cfg.DataDir != "" {

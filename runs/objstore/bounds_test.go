@@ -151,10 +151,10 @@ func TestSweepEventsWithoutRecord(t *testing.T) {
 	_, _, err := obj.GetObject(ctx, runKey("alice", rec.ID, "events"))
 	require.NoError(t, err, "the events were written first")
 
-	n, err := s.Sweep(ctx, time.Now().Add(-time.Hour))
+	n, err := s.Sweep(ctx, time.Now().Add(-time.Hour), runs.Bounds{})
 	require.NoError(t, err)
 	assert.Zero(t, n, "younger than the cutoff")
-	n, err = s.Sweep(ctx, time.Now().Add(time.Hour))
+	n, err = s.Sweep(ctx, time.Now().Add(time.Hour), runs.Bounds{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	_, _, err = obj.GetObject(ctx, runKey("alice", rec.ID, "events"))
@@ -185,7 +185,7 @@ func TestDeleteFails(t *testing.T) {
 
 	obj.fail("", "/record")
 	require.NoError(t, saver.Save(ctx, rec))
-	n, err := other.Sweep(ctx, time.Now().Add(time.Hour))
+	n, err := other.Sweep(ctx, time.Now().Add(time.Hour), runs.Bounds{})
 	assert.ErrorIs(t, err, errInjected, "a sweep reports what it could not delete")
 	assert.Zero(t, n)
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,9 +30,12 @@ import (
 )
 
 const (
-	prefix     = "runs/"
-	recordName = "record"
-	eventsName = "events"
+	prefix = "runs/"
+	// cancelPrefix holds the cancel requests, one empty object per run,
+	// named by run id: one listing finds them all, whoever runs them.
+	cancelPrefix = "run-cancels/"
+	recordName   = "record"
+	eventsName   = "events"
 	// maxRecordBytes bounds what a read takes of one object: the events
 	// are bounded by the registry (2 MiB by default), with room to spare.
 	maxRecordBytes = 64 << 20
@@ -79,16 +83,21 @@ func (s *Store) Save(ctx context.Context, rec *runs.Record) error {
 	s.mu.Lock()
 	prev, known := s.saved[rec.ID]
 	s.mu.Unlock()
+	var size int64
 	if !known || prev != last {
-		if err := s.putJSON(ctx, runKey(ok, rec.ID, eventsName), rec.Events); err != nil {
+		n, err := s.putJSON(ctx, runKey(ok, rec.ID, eventsName), rec.Events)
+		if err != nil {
 			return err
 		}
+		size += n
 	}
 	head := *rec
 	head.Events = nil
-	if err := s.putJSON(ctx, runKey(ok, rec.ID, recordName), &head); err != nil {
+	n, err := s.putJSON(ctx, runKey(ok, rec.ID, recordName), &head)
+	if err != nil {
 		return err
 	}
+	rec.Size = size + n
 	s.mu.Lock()
 	if rec.Status == runs.StatusRunning {
 		s.owners[rec.ID], s.saved[rec.ID] = ok, last
@@ -102,15 +111,16 @@ func (s *Store) Save(ctx context.Context, rec *runs.Record) error {
 	return nil
 }
 
-func (s *Store) putJSON(ctx context.Context, key string, v any) error {
+// putJSON writes v under key and returns its size.
+func (s *Store) putJSON(ctx context.Context, key string, v any) (int64, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("runs: encode %s: %w", key, err)
+		return 0, fmt.Errorf("runs: encode %s: %w", key, err)
 	}
 	if err := s.obj.PutObject(ctx, key, bytes.NewReader(data)); err != nil {
-		return fmt.Errorf("runs: save %s: %w", key, err)
+		return 0, fmt.Errorf("runs: save %s: %w", key, err)
 	}
-	return nil
+	return int64(len(data)), nil
 }
 
 // getJSON reads key into v; a missing key is blob.ErrObjectNotFound.
@@ -222,13 +232,33 @@ func (s *Store) List(ctx context.Context, owner string) ([]*runs.Record, error) 
 	return out, err
 }
 
-// LoadAll implements runs.Store: every record with its events.
+// LoadAll implements runs.Store: every record without its events, with
+// the size of its objects.
 func (s *Store) LoadAll(ctx context.Context) ([]*runs.Record, error) {
 	dirs, err := s.listRuns(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
-	return s.loadDirs(ctx, dirs, true)
+	recs, err := s.loadDirs(ctx, dirs, false)
+	sizes := make(map[string]int64, len(dirs))
+	for _, d := range dirs {
+		sizes[d.id] = d.size()
+	}
+	for _, r := range recs {
+		r.Result, r.Progress, r.Size = nil, nil, sizes[r.ID]
+	}
+	return recs, err
+}
+
+// size is what a run's objects take.
+func (d *runDir) size() int64 {
+	var n int64
+	for _, o := range []*blob.ObjectInfo{d.record, d.events} {
+		if o != nil {
+			n += o.Size
+		}
+	}
+	return n
 }
 
 // loadDirs reads the records of dirs, listWorkers at a time. Unreadable
@@ -307,32 +337,152 @@ func (s *Store) deleteRun(ctx context.Context, ok, id string) error {
 }
 
 // Sweep implements runs.SharedStore: it goes by the objects' modification
-// times, so it reads no record. Events left without a record (a delete
-// cut short) go once they are as old.
-func (s *Store) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
+// times and sizes, so it reads no record but those it removes past the
+// bounds (a record in progress stays). Events left without a record (a
+// delete cut short) go once they are as old.
+func (s *Store) Sweep(ctx context.Context, cutoff time.Time, b runs.Bounds) (int, error) {
 	dirs, err := s.listRuns(ctx, prefix)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	var errs []error
+	kept := dirs[:0]
 	for _, d := range dirs {
-		last := d.record
-		if last == nil {
-			last = d.events
-		}
+		last := d.last()
 		if last == nil || !last.Modified.Before(cutoff) {
+			if d.record != nil {
+				kept = append(kept, d)
+			}
 			continue
 		}
-		if err := s.deleteRun(ctx, d.ok, d.id); err != nil {
+		if err := s.remove(ctx, d); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		s.mu.Lock()
-		delete(s.owners, d.id)
-		delete(s.saved, d.id)
-		s.mu.Unlock()
 		n++
 	}
+	m, err := s.bound(ctx, kept, b)
+	n += m
+	if err != nil {
+		errs = append(errs, err)
+	}
+	// A cancel request outlives its run only when the run ended before
+	// its replica polled; it goes with the records of its time.
+	reqs, err := s.obj.ListObjects(ctx, cancelPrefix)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("runs: list cancel requests: %w", err))
+	}
+	for _, o := range reqs {
+		if o.Modified.Before(cutoff) {
+			if err := s.obj.DeleteObject(ctx, o.Key); err != nil {
+				errs = append(errs, fmt.Errorf("runs: delete %s: %w", o.Key, err))
+			}
+		}
+	}
 	return n, errors.Join(errs...)
+}
+
+// last is the object of a run last written.
+func (d *runDir) last() *blob.ObjectInfo {
+	if d.record != nil {
+		return d.record
+	}
+	return d.events
+}
+
+func (s *Store) remove(ctx context.Context, d *runDir) error {
+	if err := s.deleteRun(ctx, d.ok, d.id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.owners, d.id)
+	delete(s.saved, d.id)
+	s.mu.Unlock()
+	return nil
+}
+
+// bound removes the oldest finished records past the bounds: first each
+// owner's, then everyone's. Age is the record's last write, which for a
+// finished record is when it finished. A zero bound is none.
+func (s *Store) bound(ctx context.Context, dirs []*runDir, b runs.Bounds) (int, error) {
+	slices.SortFunc(dirs, func(x, y *runDir) int { return x.record.Modified.Compare(y.record.Modified) })
+	byOwner := map[string][]*runDir{}
+	for _, d := range dirs {
+		byOwner[d.ok] = append(byOwner[d.ok], d)
+	}
+	removed := map[*runDir]bool{}
+	n := 0
+	var errs []error
+	trim := func(ds []*runDir, maxCount int, maxBytes int64) {
+		count, bytes := 0, int64(0)
+		for _, d := range ds {
+			if !removed[d] {
+				count++
+				bytes += d.size()
+			}
+		}
+		for _, d := range ds {
+			if (maxCount <= 0 || count <= maxCount) && (maxBytes <= 0 || bytes <= maxBytes) {
+				return
+			}
+			if removed[d] {
+				continue
+			}
+			rec, err := s.load(ctx, d.ok, d.id, false)
+			if err == nil && rec.Status == runs.StatusRunning {
+				continue // counted, never removed
+			}
+			if err := s.remove(ctx, d); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			removed[d] = true
+			count--
+			bytes -= d.size()
+			n++
+		}
+	}
+	for _, ds := range byOwner {
+		trim(ds, b.MaxOwnerRecords, b.MaxOwnerBytes)
+	}
+	trim(dirs, b.MaxRecords, b.MaxBytes)
+	return n, errors.Join(errs...)
+}
+
+// RequestCancel implements runs.SharedStore.
+func (s *Store) RequestCancel(ctx context.Context, _, id string) error {
+	if !runs.ValidID(id) {
+		return fmt.Errorf("runs: cancel %q: %w", id, runs.ErrNotFound)
+	}
+	if err := s.obj.PutObject(ctx, cancelPrefix+id, bytes.NewReader(nil)); err != nil {
+		return fmt.Errorf("runs: cancel %s: %w", id, err)
+	}
+	return nil
+}
+
+// CancelRequests implements runs.SharedStore.
+func (s *Store) CancelRequests(ctx context.Context) ([]string, error) {
+	objs, err := s.obj.ListObjects(ctx, cancelPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("runs: list cancel requests: %w", err)
+	}
+	var ids []string
+	for _, o := range objs {
+		if id := strings.TrimPrefix(o.Key, cancelPrefix); runs.ValidID(id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// ClearCancel implements runs.SharedStore.
+func (s *Store) ClearCancel(ctx context.Context, id string) error {
+	if !runs.ValidID(id) {
+		return fmt.Errorf("runs: clear cancel %q: %w", id, runs.ErrNotFound)
+	}
+	if err := s.obj.DeleteObject(ctx, cancelPrefix+id); err != nil {
+		return fmt.Errorf("runs: clear cancel %s: %w", id, err)
+	}
+	return nil
 }

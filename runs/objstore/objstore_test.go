@@ -2,9 +2,12 @@ package objstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -64,4 +67,39 @@ func TestMinIOConformance(t *testing.T) {
 		}
 		return objstore.New(open()), objstore.New(open())
 	})
+}
+
+// On MinIO, as two replicas sharing a bucket: a cancel of A's run made
+// on B reaches A through the bucket, and the run ends cancelled.
+func TestMinIOCancelOnAnotherReplica(t *testing.T) {
+	m := scaleouttest.StartMinIO(t)
+	open := func() *runs.Registry {
+		s, err := s3blob.Open(context.Background(), s3blob.Options{Bucket: "runs", Prefix: "cancel",
+			Endpoint: m.Endpoint, Region: "us-east-1", PathStyle: true, CreateBucket: true, SweepInterval: -1})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		g, err := runs.Open(context.Background(), runs.Config{Store: objstore.New(s.Objects()),
+			CheckpointInterval: 100 * time.Millisecond})
+		require.NoError(t, err)
+		t.Cleanup(g.Close)
+		return g
+	}
+	a, b := open(), open()
+	runCtx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	r := a.Start(runs.NewID(), "alice", "run_code", "", cancel)
+	r.Started(0)
+	go func() {
+		<-runCtx.Done()
+		r.Finish(runs.StatusFailed, json.RawMessage(`{"status":"failed","error":{"type":"CANCELLED"}}`))
+	}()
+
+	remote, err := b.Get("alice", r.ID())
+	require.NoError(t, err)
+	remote.Cancel()
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // safety net only
+	defer stop()
+	require.NoError(t, remote.Wait(ctx), "the run ends")
+	assert.ErrorIs(t, context.Cause(runCtx), runs.ErrCanceled)
+	assert.JSONEq(t, `{"status":"failed","error":{"type":"CANCELLED"}}`, string(remote.Object()))
 }

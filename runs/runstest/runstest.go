@@ -44,6 +44,84 @@ func RunShared(t *testing.T, newShared NewShared) {
 	t.Run("ListWithoutEvents", func(t *testing.T) { listWithoutEvents(t, newShared) })
 	t.Run("Sweep", func(t *testing.T) { sweep(t, newShared) })
 	t.Run("DeleteFromAnotherReplica", func(t *testing.T) { deleteAcross(t, newShared) })
+	t.Run("CancelAcrossReplicas", func(t *testing.T) { cancelAcross(t, newShared) })
+	t.Run("SweepBounds", func(t *testing.T) { sweepBounds(t, newShared) })
+}
+
+// sweepBounds: past a bound the sweep removes the oldest finished
+// records, per owner then in all; a record in progress is counted but
+// stays.
+func sweepBounds(t *testing.T, newShared NewShared) {
+	a, b := newShared(t)
+	var old []*runs.Record
+	for range 4 {
+		rec := Record("alice", 2)
+		require.NoError(t, a.Save(ctx(t), rec))
+		old = append(old, rec)
+	}
+	bob := Record("bob", 1)
+	require.NoError(t, a.Save(ctx(t), bob))
+	// Object stores keep modification times to the second: the newer
+	// records are written in a later one.
+	time.Sleep(1100 * time.Millisecond)
+	running := Record("alice", 1)
+	running.Status, running.FinishedAt, running.Result = runs.StatusRunning, time.Time{}, nil
+	require.NoError(t, a.Save(ctx(t), running))
+	newer := []*runs.Record{Record("alice", 1), Record("alice", 1)}
+	for _, rec := range newer {
+		require.NoError(t, a.Save(ctx(t), rec))
+	}
+	n, err := b.Sweep(ctx(t), time.Now().Add(-time.Hour), runs.Bounds{MaxOwnerRecords: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 4, n, "alice's four oldest")
+	ids := func(owner string) []string {
+		recs, err := a.List(ctx(t), owner)
+		require.NoError(t, err)
+		var out []string
+		for _, r := range recs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	assert.ElementsMatch(t, []string{running.ID, newer[0].ID, newer[1].ID}, ids("alice"))
+	for _, rec := range old {
+		_, err := a.Load(ctx(t), "alice", rec.ID)
+		assert.ErrorIs(t, err, runs.ErrNotFound, "the oldest went")
+	}
+	assert.Equal(t, []string{bob.ID}, ids("bob"))
+
+	n, err = a.Sweep(ctx(t), time.Now().Add(-time.Hour), runs.Bounds{MaxBytes: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "every finished record is over one byte")
+	assert.Equal(t, []string{running.ID}, ids("alice"), "a record in progress stays")
+	assert.Empty(t, ids("bob"))
+}
+
+// cancelAcross: a cancel requested on one replica is seen by the other
+// until it clears it; the sweep removes requests older than its cutoff.
+func cancelAcross(t *testing.T, newShared NewShared) {
+	a, b := newShared(t)
+	ids, err := a.CancelRequests(ctx(t))
+	require.NoError(t, err)
+	assert.Empty(t, ids)
+	one, two := runs.NewID(), runs.NewID()
+	require.NoError(t, b.RequestCancel(ctx(t), "alice", one))
+	require.NoError(t, b.RequestCancel(ctx(t), "alice", one), "asking twice is no error")
+	require.NoError(t, b.RequestCancel(ctx(t), "bob", two))
+	assert.ErrorIs(t, b.RequestCancel(ctx(t), "alice", "not-a-run"), runs.ErrNotFound)
+	ids, err = a.CancelRequests(ctx(t))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{one, two}, ids)
+	require.NoError(t, a.ClearCancel(ctx(t), one))
+	require.NoError(t, a.ClearCancel(ctx(t), one), "clearing twice is no error")
+	ids, err = b.CancelRequests(ctx(t))
+	require.NoError(t, err)
+	assert.Equal(t, []string{two}, ids)
+	_, err = a.Sweep(ctx(t), time.Now().Add(time.Hour), runs.Bounds{})
+	require.NoError(t, err)
+	ids, err = b.CancelRequests(ctx(t))
+	require.NoError(t, err)
+	assert.Empty(t, ids, "the sweep removes old requests")
 }
 
 func ctx(t *testing.T) context.Context {
@@ -108,11 +186,37 @@ func roundTrip(t *testing.T, s runs.Store) {
 	recs, err = s.LoadAll(ctx(t))
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
-	equal(t, a, byID(recs, a.ID))
+	head := byID(recs, a.ID)
+	equalHead(t, a, head)
+	assert.Positive(t, head.Size, "LoadAll tells each record's size")
 	got := byID(recs, b.ID)
 	require.NotNil(t, got)
 	assert.Equal(t, runs.StatusRunning, got.Status)
 	assert.Empty(t, got.Events)
+	full, err := s.Load(ctx(t), "alice", a.ID)
+	require.NoError(t, err)
+	equal(t, a, full)
+	_, err = s.Load(ctx(t), "bob", a.ID)
+	assert.ErrorIs(t, err, runs.ErrNotFound, "another owner's record")
+	_, err = s.Load(ctx(t), "alice", runs.NewID())
+	assert.ErrorIs(t, err, runs.ErrNotFound)
+	_, err = s.Load(ctx(t), "alice", "../escape")
+	assert.ErrorIs(t, err, runs.ErrNotFound)
+}
+
+// equalHead compares what LoadAll returns of a record: all but its
+// events, run object and progress.
+func equalHead(t *testing.T, want, got *runs.Record) {
+	t.Helper()
+	require.NotNil(t, got)
+	assert.Equal(t, want.ID, got.ID)
+	assert.Equal(t, want.Owner, got.Owner)
+	assert.Equal(t, want.What, got.What)
+	assert.Equal(t, want.Status, got.Status)
+	assert.True(t, want.StartedAt.Equal(got.StartedAt), "started_at %v, want %v", got.StartedAt, want.StartedAt)
+	assert.True(t, want.FinishedAt.Equal(got.FinishedAt), "finished_at %v, want %v", got.FinishedAt, want.FinishedAt)
+	assert.Empty(t, got.Events, "LoadAll leaves the events in the store")
+	assert.Empty(t, got.Result)
 }
 
 func saveReplaces(t *testing.T, s runs.Store) {
@@ -126,7 +230,10 @@ func saveReplaces(t *testing.T, s runs.Store) {
 	recs, err := s.LoadAll(ctx(t))
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
-	equal(t, &done, recs[0])
+	equalHead(t, &done, recs[0])
+	full, err := s.Load(ctx(t), done.Owner, done.ID)
+	require.NoError(t, err)
+	equal(t, &done, full)
 }
 
 func deleteRecords(t *testing.T, s runs.Store) {
@@ -227,7 +334,7 @@ func sweep(t *testing.T, newShared NewShared) {
 	old, young := Record("alice", 2), Record("alice", 1)
 	require.NoError(t, a.Save(ctx(t), old))
 	require.NoError(t, a.Save(ctx(t), young))
-	n, err := b.Sweep(ctx(t), time.Now().Add(-time.Hour))
+	n, err := b.Sweep(ctx(t), time.Now().Add(-time.Hour), runs.Bounds{})
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing is an hour old")
 	// Both replicas sweep at once: each record goes once, no error.
@@ -238,7 +345,7 @@ func sweep(t *testing.T, newShared NewShared) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			counts[i], errs[i] = s.Sweep(ctx(t), cutoff)
+			counts[i], errs[i] = s.Sweep(ctx(t), cutoff, runs.Bounds{})
 		}()
 	}
 	wg.Wait()
