@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/dispatch/auth"
 
 	"github.com/rs/zerolog"
 
@@ -306,10 +307,19 @@ func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (
 		return d.startAsync(ctx, call, req, job, release)
 	}
 	defer release()
-	run, runCtx := d.startRun(ctx, call, req, job.RunID, call.RequestID())
 	if req.mode == modeStream {
-		return d.streamRun(ctx, runCtx, call, run, req, job)
+		// A stream ends, and its run with it as with a disconnect, once a
+		// reload revokes the credential it was opened with.
+		sctx, stop := auth.UntilRevoked(ctx, d.authn, call.Identity)
+		defer stop()
+		run, runCtx := d.startRun(sctx, call, req, job.RunID, call.RequestID())
+		out, err := d.streamRun(sctx, runCtx, call, run, req, job)
+		if rerr := auth.Revoked(sctx); err != nil && rerr != nil {
+			return nil, rerr
+		}
+		return out, err
 	}
+	run, runCtx := d.startRun(ctx, call, req, job.RunID, call.RequestID())
 	return d.completeRun(runCtx, call, run, req, job, nil)
 }
 
