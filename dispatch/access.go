@@ -33,6 +33,28 @@ func authRequired(err error) *transport.Error {
 	return transport.AppError(transport.StringAuthRequired, "Authentication required.").WithDetails(err.Error())
 }
 
+// RequiredAuthType is AUTH_REQUIRED's required_auth_type: a bearer token
+// (Initialize's token, or an Authorization header); a verified client
+// certificate is the alternative on TLS listeners that ask for one.
+const RequiredAuthType = "bearer"
+
+// authDetails adds the error classes' details to an AUTH_REQUIRED answer
+// of a call of method: required_auth_type, the scopes a credential must
+// grant (the gateway's scopes are its method names; none for Initialize,
+// which no method policy covers) and, when the operator set one,
+// authorization_url. Other errors pass unchanged.
+func (d *Dispatcher) authDetails(wire *transport.Error, method string) *transport.Error {
+	if wire == nil || wire.StringCode != transport.StringAuthRequired {
+		return wire
+	}
+	scopes := []string{}
+	if d.lookup(method, metrics.FrontFramed) != nil && method != MethodInitialize {
+		scopes = append(scopes, method)
+	}
+	return withData(wire, map[string]any{"required_auth_type": RequiredAuthType, "scopes": scopes},
+		"authorization_url", d.opts.AuthorizationURL)
+}
+
 func rateLimited(err error) *transport.Error {
 	e := transport.AppError(transport.StringRateLimited, "Rate limit exceeded.").WithDetails(err.Error())
 	var le *auth.LimitError

@@ -42,7 +42,7 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 		inflight.Dec()
 	}
 	mm.Duration.Observe(elapsed.Seconds())
-	wire := d.wireError(m, err)
+	wire := d.authDetails(d.wireError(m, err), m.name)
 	if wire == nil {
 		mm.OK.Inc()
 		call.Log(zerolog.DebugLevel).Str("method", m.name).Dur("took", elapsed).Msg("call served")

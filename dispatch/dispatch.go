@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/skillgate/skillgate/blob"
@@ -161,6 +162,13 @@ type Options struct {
 	// Runs records the runs for the run methods; nil keeps them in memory
 	// with the default retention.
 	Runs *runs.Registry
+	// AuthorizationURL, when set, is where AUTH_REQUIRED answers send a
+	// client for credentials (authorization_url).
+	AuthorizationURL string
+	// UpgradeURL, when set, is where VERSION_INCOMPATIBLE answers send a
+	// client whose protocol version this gateway does not speak
+	// (upgrade_url).
+	UpgradeURL string
 }
 
 type method struct {
@@ -213,6 +221,10 @@ func New(opts Options) *Dispatcher {
 		d.registerGroup(d.blobGroup())
 	}
 	if opts.Skills != nil && opts.Blobs != nil {
+		if d.opts.Runs == nil {
+			// A memory store cannot fail to load.
+			d.opts.Runs, _ = runs.Open(context.Background(), runs.Config{Logger: d.opts.Logger})
+		}
 		d.registerGroup(d.executionGroup())
 	}
 	if opts.LookupEnv == nil {
@@ -278,6 +290,26 @@ func (d *Dispatcher) newMethod(name string, fn MethodFunc) *method {
 		framed: d.opts.Metrics.Method(metrics.FrontFramed, name),
 		http:   d.opts.Metrics.Method(metrics.FrontHTTP, name),
 	}
+}
+
+// GrantableMethods returns the canonical names of every method a
+// Dispatcher can serve on any front door except Initialize (where
+// authentication happens, so no method policy applies to it): the names an
+// auth file may grant (auth.Options.Methods). They are read from the same
+// method groups New registers, so a method added to a group is grantable
+// without a second list to keep in step.
+func GrantableMethods() []string {
+	var d Dispatcher // the groups only bind method values; nothing runs
+	var names []string
+	for _, g := range []methodGroup{d.discoveryGroup(), d.blobGroup(), d.executionGroup()} {
+		for _, m := range g.methods {
+			if m.flags&methodFramedOnly == 0 {
+				names = append(names, m.name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Methods returns the canonical method names.

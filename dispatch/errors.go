@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/skillgate/skillgate/metrics"
@@ -74,4 +75,25 @@ func errorForFront(err error, wire *transport.Error, front string) error {
 		return &session.Abort{Err: transport.NewError(transport.CodeParseError, "Parse error.").WithDetails(pe.Error())}
 	}
 	return wire
+}
+
+// withData returns a copy of e with members added to its data object, as
+// the error classes' details (data.details itself stays the string the
+// transport specification requires); optKey is added only when optValue
+// is not empty (a URL the operator may leave unset).
+func withData(e *transport.Error, members map[string]any, optKey, optValue string) *transport.Error {
+	c := *e
+	c.Extra = make(map[string][]byte, len(e.Extra)+len(members)+1)
+	for k, v := range e.Extra {
+		c.Extra[k] = v
+	}
+	if optValue != "" {
+		members[optKey] = optValue
+	}
+	for k, v := range members {
+		if raw, err := json.Marshal(v); err == nil {
+			c.Extra[k] = raw
+		}
+	}
+	return &c
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/dispatch/auth"
 
 	"github.com/rs/zerolog"
 
@@ -42,10 +43,6 @@ func overloaded(error) *transport.Error {
 // follow, cancel and list the runs: one group, since both meet the same
 // errors (the skill, the input blobs, the sandbox queue, the run).
 func (d *Dispatcher) executionGroup() methodGroup {
-	if d.opts.Runs == nil {
-		// A memory store cannot fail to load.
-		d.opts.Runs, _ = runs.Open(context.Background(), runs.Config{Logger: d.opts.Logger})
-	}
 	return methodGroup{
 		methods: append([]groupMethod{
 			{name: MethodExecuteSkill, aliases: []string{"ExecuteSkill"}, fn: d.executeSkill},
@@ -77,11 +74,20 @@ type RunResult struct {
 	DurationMS  int64            `json:"duration_ms"`
 }
 
+// ErrTypeValidation is the run error type of args that fail the skill's
+// args_schema: the run failed before any code ran.
+const ErrTypeValidation = "VALIDATION_ERROR"
+
 // RunErrorInfo says why a run failed: the Python exception class, or
-// EXECUTION_TIMEOUT, MEMORY_LIMIT_EXCEEDED, OUTPUT_TOO_LARGE, SANDBOX_ERROR.
+// EXECUTION_TIMEOUT, MEMORY_LIMIT_EXCEEDED, OUTPUT_TOO_LARGE, SANDBOX_ERROR,
+// VALIDATION_ERROR.
 type RunErrorInfo struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
+	// Details are the error classes' details of the gateway's own types:
+	// timeout_ms and elapsed_ms of EXECUTION_TIMEOUT, the violations of
+	// VALIDATION_ERROR.
+	Details map[string]any `json:"details,omitempty"`
 }
 
 // runRequest is what both execution methods hand to run.
@@ -111,7 +117,8 @@ func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkArgs(s, args); err != nil {
+	violations, err := checkArgs(s, args)
+	if err != nil {
 		return nil, err
 	}
 	rt := s.Manifest.Runtime
@@ -127,33 +134,58 @@ func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) 
 			Args: args, Env: d.secrets(s), Timeout: time.Duration(timeout) * time.Millisecond,
 		},
 	}
+	if len(violations) > 0 {
+		return d.argsFailed(call, req, violations), nil
+	}
 	return d.execute(ctx, call, req)
 }
 
 // checkArgs validates args against the skill's args_schema before any
-// sandbox starts, answering -32602 with every violation's JSON pointer.
-func checkArgs(s *skills.Skill, args json.RawMessage) error {
+// sandbox starts. Args that are no JSON a schema can check are bad params
+// (-32602); violations are returned for argsFailed.
+func checkArgs(s *skills.Skill, args json.RawMessage) ([]skills.Violation, error) {
 	vs, err := s.ValidateArgs(args)
 	if err != nil {
-		return paramErr("args", "must be JSON the skill's args_schema can check: "+err.Error())
+		return nil, paramErr("args", "must be JSON the skill's args_schema can check: "+err.Error())
 	}
-	if len(vs) == 0 {
-		return nil
-	}
+	return vs, nil
+}
+
+// argsFailed answers args that fail the skill's args_schema as the Skills
+// Protocol lists a validation error in skill arguments: an
+// execution-level error, a failed run (recorded, so get_run and list_runs
+// know it) with VALIDATION_ERROR and every violation in the error classes'
+// shape. No sandbox starts and no run slot is taken, whatever the mode.
+func (d *Dispatcher) argsFailed(call *Call, req *runRequest, vs []skills.Violation) *RunResult {
+	run := d.opts.Runs.Start(runs.NewID(), blobOwner(call), req.what, call.RequestID(), func(error) {})
 	parts := make([]string, 0, len(vs))
 	for _, v := range vs {
-		ptr := v.Pointer
-		if ptr == "" {
-			ptr = "(args)"
+		f := v.Field
+		if f == "" {
+			f = "(args)"
 		}
-		parts = append(parts, ptr+": "+v.Message)
+		parts = append(parts, f+": "+v.Message)
 	}
-	e := transport.NewError(transport.CodeInvalidParams, "Invalid params.").
-		WithDetails("args do not match the args_schema of " + s.Manifest.Name + " " + s.Manifest.Version + ": " + strings.Join(parts, "; "))
-	if raw, err := json.Marshal(vs); err == nil {
-		e.Extra = map[string][]byte{"violations": raw}
+	list := strings.Join(parts, "; ")
+	out := &RunResult{Status: sandbox.StatusFailed, RunID: run.ID(), OutputBlobs: []string{},
+		Error: &RunErrorInfo{Type: ErrTypeValidation,
+			Message: "args do not match the args_schema of " + req.label + ": " + list,
+			Details: map[string]any{"violations": vs}},
 	}
-	return e
+	// The summary names the violations too: it is what an MCP client's
+	// tool error shows.
+	out.Summary = fmt.Sprintf("%s did not run: its args fail its args_schema (%d violation%s): %s.",
+		req.label, len(vs), plural(len(vs)), shortMessage(list))
+	d.finishRun(run, out)
+	d.recordRun(req.kind, out, 0)
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func (d *Dispatcher) runCode(ctx context.Context, call *Call) (any, error) {
@@ -287,10 +319,19 @@ func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (
 		return d.startAsync(ctx, call, req, job, release)
 	}
 	defer release()
-	run, runCtx := d.startRun(ctx, call, req, job.RunID, call.RequestID())
 	if req.mode == modeStream {
-		return d.streamRun(ctx, runCtx, call, run, req, job)
+		// A stream ends, and its run with it as with a disconnect, once a
+		// reload revokes the credential it was opened with.
+		sctx, stop := auth.UntilRevoked(ctx, d.authn, call.Identity)
+		defer stop()
+		run, runCtx := d.startRun(sctx, call, req, job.RunID, call.RequestID())
+		out, err := d.streamRun(sctx, runCtx, call, run, req, job)
+		if rerr := auth.Revoked(sctx); err != nil && rerr != nil {
+			return nil, rerr
+		}
+		return out, err
 	}
+	run, runCtx := d.startRun(ctx, call, req, job.RunID, call.RequestID())
 	return d.completeRun(runCtx, call, run, req, job, nil)
 }
 
@@ -417,8 +458,20 @@ func (d *Dispatcher) runResult(ctx context.Context, call *Call, runID string, re
 		e = &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: "the run failed without a reason"}
 	}
 	out.Error = &RunErrorInfo{Type: e.Type, Message: e.Message}
+	if e.Type == sandbox.ErrTypeTimeout {
+		out.Error.Details = map[string]any{"timeout_ms": d.runTimeout(req).Milliseconds(), "elapsed_ms": out.DurationMS}
+	}
 	out.Summary, out.Retry = failureSummary(req.label, e, out.DurationMS)
 	return out, nil
+}
+
+// runTimeout is the wall-clock limit a run had: its own timeout_ms, else
+// the gateway's default run timeout.
+func (d *Dispatcher) runTimeout(req *runRequest) time.Duration {
+	if req.job.Timeout > 0 {
+		return req.job.Timeout
+	}
+	return time.Duration(d.opts.Info.Limits.DefaultRunTimeoutMS) * time.Millisecond
 }
 
 // errNotObject: a run returned something other than a JSON object.
@@ -522,6 +575,8 @@ func (d *Dispatcher) recordRun(kind string, out *RunResult, took time.Duration) 
 			reason = "sandbox_error"
 		case transport.StringCanceled:
 			reason = "cancelled"
+		case ErrTypeValidation:
+			reason = "validation_error"
 		default:
 			reason = "exception"
 		}

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"encoding/json"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -55,7 +57,11 @@ func TestFrontInvoke(t *testing.T) {
 }
 
 // With args_schema, args are checked before any sandbox starts, on every
-// front door, and each violation is named by its JSON pointer.
+// front door. Args that fail it are an execution-level error, as the
+// Skills Protocol lists a validation error in skill arguments: a failed
+// run with a run_id (get_run knows it) and VALIDATION_ERROR, whose
+// details list every violation in the error classes' shape (field,
+// expected, actual, message).
 func TestArgsSchemaValidatedBeforeRun(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS(examplesDir())))
@@ -67,21 +73,38 @@ func TestArgsSchemaValidatedBeforeRun(t *testing.T) {
 	})
 	e, r := newExecEnvIn(t, dir, completed(`{"ok":true}`))
 	callers := append(e.fronts(), e.front(t))
+	decode := func(res json.RawMessage) wireFailedRun {
+		var out wireFailedRun
+		require.NoError(t, json.Unmarshal(res, &out))
+		return out
+	}
 	for _, c := range callers {
-		_, err := c.call("execute_skill", `{"name":"acme.typed","args":{"a":"two","b":-1,"c":3}}`)
-		require.NotNil(t, err, c.name())
-		assert.EqualValues(t, transport.CodeInvalidParams, err.Code)
-		assert.Equal(t, transport.StringInvalidParams, err.EffectiveCode())
-		for _, ptr := range []string{"/a", "/b", "c"} {
-			assert.Contains(t, err.Details, ptr, c.name())
+		for _, mode := range []string{"", `,"async":true`} {
+			res, err := c.call("execute_skill", `{"name":"acme.typed","args":{"a":"two","b":-1,"c":3}`+mode+`}`)
+			require.Nil(t, err, "%s: %v", c.name(), err)
+			run := decode(res)
+			assert.Equal(t, "failed", run.Status, c.name())
+			assert.NotEmpty(t, run.RunID, c.name())
+			assert.Equal(t, ErrTypeValidation, run.Error.Type, c.name())
+			assert.Equal(t, []wireViolation{
+				{Field: "/a", Expected: "number", Actual: "two", Message: "got string, want number"},
+				{Field: "/b", Expected: "a number >= 0", Actual: -1.0, Message: "minimum: got -1, want 0"},
+				{Field: "/c", Expected: "no such property (the schema allows no others)", Actual: 3.0, Message: `property "c" is not allowed`},
+			}, sortedViolations(run.Error.Details.Violations), c.name())
+			for _, ptr := range []string{"/a", "/b", "/c"} {
+				assert.Contains(t, run.Summary, ptr, c.name())
+			}
+			got, err := c.call("get_run", `{"run_id":"`+run.RunID+`"}`)
+			require.Nil(t, err, c.name())
+			assert.Equal(t, ErrTypeValidation, decode(got).Error.Type, "%s: the failed run is recorded", c.name())
 		}
-		var vs []map[string]string
-		require.NoError(t, json.Unmarshal(err.Extra["violations"], &vs), c.name())
-		assert.GreaterOrEqual(t, len(vs), 3, c.name())
 
-		_, err = c.call("execute_skill", `{"name":"acme.typed"}`)
-		require.NotNil(t, err, "absent args are {} and miss a and b")
-		assert.Contains(t, err.Details, "missing properties")
+		res, err := c.call("execute_skill", `{"name":"acme.typed"}`)
+		require.Nil(t, err, "absent args are {} and miss a and b")
+		vs := sortedViolations(decode(res).Error.Details.Violations)
+		require.Len(t, vs, 2)
+		assert.Equal(t, wireViolation{Field: "/a", Expected: "a value (the property is required)", Message: `required property "a" is missing`}, vs[0])
+		assert.Equal(t, "/b", vs[1].Field)
 	}
 	r.mu.Lock()
 	assert.Empty(t, r.jobs, "no run started for invalid args")
@@ -93,4 +116,32 @@ func TestArgsSchemaValidatedBeforeRun(t *testing.T) {
 	assert.Len(t, r.jobs, len(callers))
 	_, err := callers[0].call("describe_skill", `{"name":"acme.typed","detail":"manifest"}`)
 	require.Nil(t, err)
+}
+
+// wireViolation is a VALIDATION_ERROR violation as a client reads it.
+type wireViolation struct {
+	Field    string `json:"field"`
+	Expected string `json:"expected"`
+	Actual   any    `json:"actual"`
+	Message  string `json:"message"`
+}
+
+// wireFailedRun is a failed run object as a client reads it.
+type wireFailedRun struct {
+	Status  string `json:"status"`
+	RunID   string `json:"run_id"`
+	Summary string `json:"summary"`
+	Error   struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Details struct {
+			Violations []wireViolation `json:"violations"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+func sortedViolations(vs []wireViolation) []wireViolation {
+	out := slices.Clone(vs)
+	slices.SortFunc(out, func(a, b wireViolation) int { return strings.Compare(a.Field, b.Field) })
+	return out
 }

@@ -66,7 +66,7 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkVersion(version); err != nil {
+	if err := checkVersion(version, d.opts.UpgradeURL); err != nil {
 		return nil, err
 	}
 	id, err := d.authenticateConn(call, token)
@@ -92,15 +92,20 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 }
 
 // checkVersion accepts "<major>.<minor>" in digits, with the server's
-// major version.
-func checkVersion(v string) error {
+// major version. A refusal carries the error classes' details of
+// VERSION_INCOMPATIBLE as data members: the version asked for
+// (descriptor_version), the range served (consumer_supported_range) and,
+// when the operator set one, upgrade_url.
+func checkVersion(v, upgradeURL string) error {
 	major, minor, ok := strings.Cut(v, ".")
 	if !ok || !allDigits(major) || !allDigits(minor) {
 		return &ParamError{Param: "protocol_version", Reason: "must be <major>.<minor> in digits, such as " + ProtocolVersion + "; got " + quoteCut(v)}
 	}
 	if want, _, _ := strings.Cut(ProtocolVersion, "."); major != want {
-		return transport.AppError(transport.StringVersionIncompatible, "Unsupported protocol version.").
+		e := transport.AppError(transport.StringVersionIncompatible, "Unsupported protocol version.").
 			WithDetails("the client speaks " + v + "; this server speaks " + ProtocolVersion + " (any " + want + ".x)")
+		return withData(e, map[string]any{"descriptor_version": v, "consumer_supported_range": want + ".x"},
+			"upgrade_url", upgradeURL)
 	}
 	return nil
 }

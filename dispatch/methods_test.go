@@ -165,6 +165,10 @@ func TestListSkillsDetail(t *testing.T) {
 			"namespace":"acme","kind":"action"}],"next_cursor":`+cursorOf(t, res)+`}`, string(res))
 		res, err = c.call("list_skills", `{"namespace":"acme","limit":1}`)
 		require.Nil(t, err)
+		assert.JSONEq(t, `{"skills":[{"name":"acme.math.add","version":"1.1.0","description":"Add two numbers, or every number of a list."}],`+
+			`"next_cursor":`+cursorOf(t, res)+`}`, string(res))
+		res, err = c.call("list_skills", `{"namespace":"acme","limit":1,"detail":"names"}`)
+		require.Nil(t, err)
 		assert.JSONEq(t, `{"skills":[{"name":"acme.math.add","version":"1.1.0"}],"next_cursor":`+cursorOf(t, res)+`}`, string(res))
 	}
 }

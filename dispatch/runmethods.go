@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -72,12 +73,19 @@ func (d *Dispatcher) watchRun(ctx context.Context, call *Call) (any, error) {
 			"; without a stream, poll get_run with wait_ms")
 	}
 	requestID := run.Record().RequestID
+	// A watch may last as long as the run: it ends once a reload revokes
+	// the credential it was opened with, not only at the next call.
+	ctx, stop := auth.UntilRevoked(ctx, d.authn, call.Identity)
+	defer stop()
 	// No compaction: watch_run is how a client gets every retained
 	// event, such as those a streamed call merged or dropped. A watcher
 	// that reads slowly waits; the run goes on regardless.
 	err = run.Follow(ctx, uint64(after), func(ev runs.Event) error {
 		return call.Notify(ctx, MethodRunEvent, eventParams(run.ID(), requestID, ev))
 	})
+	if rerr := auth.Revoked(ctx); err != nil && rerr != nil {
+		return nil, rerr
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,9 @@ type ListSkillsResult struct {
 func (d *Dispatcher) listSkills(_ context.Context, call *Call) (any, error) {
 	p := newParams(call.Params)
 	q := skills.ListQuery{Namespace: p.String("namespace"), Cursor: p.String("cursor")}
-	detail := p.Enum("detail", "names", "names", "summary")
+	// The default entry is the Skills Protocol's: name, version,
+	// description; "names" trims it, "summary" adds namespace and kind.
+	detail := p.Enum("detail", detailDescription, "names", detailDescription, "summary")
 	q.Limit = int(p.Int("limit", skills.DefaultListLimit, 1, 1<<31-1))
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -79,15 +81,18 @@ func (d *Dispatcher) listSkills(_ context.Context, call *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return listResult{page: page, summary: detail == "summary"}, nil
+	return listResult{page: page, description: detail != "names", summary: detail == "summary"}, nil
 }
+
+// detailDescription is list_skills' default detail.
+const detailDescription = "description"
 
 // listResult encodes a ListSkillsResult by hand, straight into the response
 // frame (transport.Appender): list_skills is the hottest discovery call and
 // reflection would cost more than the listing.
 type listResult struct {
-	page    skills.ListPage
-	summary bool
+	page                 skills.ListPage
+	description, summary bool
 }
 
 func (r listResult) AppendJSON(dst []byte) []byte {
@@ -101,9 +106,11 @@ func (r listResult) AppendJSON(dst []byte) []byte {
 		dst = transport.AppendString(dst, s.Manifest.Name)
 		dst = append(dst, `,"version":`...)
 		dst = transport.AppendString(dst, s.Manifest.Version)
-		if summary {
+		if r.description {
 			dst = append(dst, `,"description":`...)
 			dst = transport.AppendString(dst, s.Summary())
+		}
+		if summary {
 			dst = append(dst, `,"namespace":`...)
 			dst = transport.AppendString(dst, s.Namespace)
 			dst = append(dst, `,"kind":`...)

@@ -68,15 +68,37 @@ func (g guard) checkOrigin(r *http.Request) *refusal {
 		return &refusal{status: http.StatusBadRequest, reason: "duplicate_authorization",
 			err: invalidHTTPRequest("send at most one Authorization header")}
 	}
-	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) > 1 || !g.origins[normalizeOrigin(origins[0])]) {
+	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) > 1 || !g.allowedOrigin(r, origins[0])) {
 		return forbidden("origin", "requests from origin "+quoteName(strings.Join(origins, ", "))+
-			" are not allowed; the operator lists allowed origins with --http-allowed-origins")
+			" are not allowed; only the listener's own origin and those the operator lists with --http-allowed-origins are")
 	}
 	if arrivedOnLoopback(r) && !g.loopbackHost(r.Host) {
 		return forbidden("host", "host "+quoteName(r.Host)+" is not a loopback name; a loopback listener answers only "+
 			"localhost, loopback addresses and the names of --http-allowed-hosts")
 	}
 	return nil
+}
+
+// allowedOrigin reports whether a request's single Origin may call: one
+// the operator listed, or the request's own origin (a page the listener
+// itself serves under the name it was addressed by). A same-origin page
+// still meets the Host check of a loopback listener, so a DNS-rebinding
+// page, whose origin is its own name, stays refused there.
+func (g guard) allowedOrigin(r *http.Request, origin string) bool {
+	o := normalizeOrigin(origin)
+	return g.origins[o] || (r.Host != "" && o == ownOrigin(r))
+}
+
+// ownOrigin is the origin of the URL a request was sent to:
+// scheme://host[:port] as the Host header gives it, with the scheme of
+// the connection and without the scheme's default port, as browsers
+// write Origin.
+func ownOrigin(r *http.Request) string {
+	scheme, port := "http", ":80"
+	if r.TLS != nil {
+		scheme, port = "https", ":443"
+	}
+	return scheme + "://" + strings.TrimSuffix(normalizeOrigin(r.Host), port)
 }
 
 func forbidden(reason, details string) *refusal {

@@ -16,14 +16,6 @@ import (
 // schema may not make the gateway read files or the network.
 var ErrExternalSchemaRef = errors.New("a $ref outside the schema document")
 
-// ArgViolation is one way a run's args fail the skill's args_schema.
-type ArgViolation struct {
-	// Pointer is the JSON pointer of the offending value within args ("" is
-	// args itself).
-	Pointer string `json:"pointer"`
-	Message string `json:"message"`
-}
-
 // compiledSchema is a schema file of the package, compiled.
 type compiledSchema struct {
 	doc    json.RawMessage
@@ -68,8 +60,11 @@ func compileSchema(file string, data []byte, wantObject bool) (*compiledSchema, 
 }
 
 // validate checks a JSON value and lists every violation, deepest first
-// within each branch, by instance location.
-func (c *compiledSchema) validate(value json.RawMessage) ([]ArgViolation, error) {
+// within each branch, by instance location, in the shape of the error
+// classes' VALIDATION_ERROR: each with the JSON pointer of the offending
+// value (Field), what the schema wants there (Expected), the value found
+// (Actual; nil when missing) and a message.
+func (c *compiledSchema) validate(value json.RawMessage) ([]Violation, error) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(value))
 	if err != nil {
 		return nil, err
@@ -79,15 +74,14 @@ func (c *compiledSchema) validate(value json.RawMessage) ([]ArgViolation, error)
 	if !errors.As(err, &ve) {
 		return nil, err
 	}
-	var out []ArgViolation
+	var out []Violation
 	for _, u := range ve.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
+		if u.Error != nil {
+			out = append(out, unitViolations(v, u)...)
 		}
-		out = append(out, ArgViolation{Pointer: u.InstanceLocation, Message: u.Error.String()})
 	}
 	if len(out) == 0 {
-		out = append(out, ArgViolation{Message: ve.Error()})
+		out = append(out, Violation{Expected: "a value the args_schema accepts", Actual: actualOf(v), Message: ve.Error()})
 	}
 	return out, nil
 }
@@ -149,8 +143,9 @@ func (s *Skill) OutputSchema() json.RawMessage {
 }
 
 // ValidateArgs checks a run's args (a JSON object) against args_schema
-// and returns every violation; none when the skill has no schema.
-func (s *Skill) ValidateArgs(args json.RawMessage) ([]ArgViolation, error) {
+// and returns every violation (Field is a JSON pointer into args, "" for
+// args itself; File is empty); none when the skill has no schema.
+func (s *Skill) ValidateArgs(args json.RawMessage) ([]Violation, error) {
 	if s.args == nil {
 		return nil, nil
 	}

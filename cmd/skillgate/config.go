@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -96,6 +97,8 @@ type serveConfig struct {
 	MaxTotalQueued    int64
 	AuthFile          string
 	AllowAnonymous    bool
+	AuthorizationURL  string
+	UpgradeURL        string
 	LogLevel          string
 	LogFormat         string
 	Pprof             bool
@@ -135,6 +138,8 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.Int64Var(&c.MaxTotalQueued, "max-total-queued-bytes", 0, "bytes queued across all connections and HTTP answers; past it new work gets OVERLOADED (0: a quarter of the memory limit, cgroup or physical; -1: no limit)")
 	fs.StringVar(&c.AuthFile, "auth-file", "", "YAML file of identities (hashed tokens, client certificates, policies); empty: no authentication")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "run without --auth-file even when listening beyond loopback")
+	fs.StringVar(&c.AuthorizationURL, "auth-authorization-url", "", "absolute http(s) URL where clients get credentials; sent as authorization_url in AUTH_REQUIRED errors (empty: not sent)")
+	fs.StringVar(&c.UpgradeURL, "protocol-upgrade-url", "", "absolute http(s) URL of upgrade instructions; sent as upgrade_url in VERSION_INCOMPATIBLE errors (empty: not sent)")
 	fs.BoolVar(&c.Pprof, "pprof", false, "serve /debug/pprof/ on the metrics listener")
 }
 
@@ -323,6 +328,11 @@ func (c *serveConfig) validateLocal() error {
 	if err := (httpfront.Options{AllowedOrigins: c.HTTPOrigins, AllowedHosts: c.HTTPHosts}).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--http-allowed-origins/--http-allowed-hosts: %w", err))
 	}
+	for flag, v := range map[string]string{"--auth-authorization-url": c.AuthorizationURL, "--protocol-upgrade-url": c.UpgradeURL} {
+		if v != "" && !absoluteHTTPURL(v) {
+			errs = append(errs, fmt.Errorf("%s must be an absolute http or https URL, not %q", flag, v))
+		}
+	}
 	errs = append(errs, c.validateEgress()...)
 	if !slices.Contains([]string{"json", "console"}, c.LogFormat) {
 		errs = append(errs, fmt.Errorf("--log-format must be json or console, not %q", c.LogFormat))
@@ -440,4 +450,11 @@ func (c *serveConfig) validateRunBounds() []error {
 		errs = append(errs, errors.New("--run-max-record-bytes-per-identity must not exceed --run-max-record-bytes"))
 	}
 	return errs
+}
+
+// absoluteHTTPURL reports whether s is an absolute http or https URL with
+// a host, as a client can follow it.
+func absoluteHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
 }

@@ -208,3 +208,22 @@ func TestInitializeLimitsFromFlags(t *testing.T) {
 	assert.Positive(t, l.MaxOutputBytes)
 	assert.Positive(t, l.LogsPreviewBytes)
 }
+
+// --auth-authorization-url and --protocol-upgrade-url default to empty (not
+// sent) and take only an absolute http or https URL a client can follow.
+func TestErrorURLFlags(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	assert.Empty(t, cfg.AuthorizationURL)
+	assert.Empty(t, cfg.UpgradeURL)
+	for _, flag := range []string{"--auth-authorization-url", "--protocol-upgrade-url"} {
+		cfg, err := parseServe(t, flag, "https://idp.example.com/authorize?x=1")
+		require.NoError(t, err)
+		require.NoError(t, cfg.validate(), flag)
+		for _, bad := range []string{"/authorize", "ftp://idp.example.com/", "https://", "https://user:pw@idp.example.com/"} {
+			cfg, err := parseServe(t, flag, bad)
+			require.NoError(t, err)
+			assert.ErrorContains(t, cfg.validate(), flag+" must be an absolute http or https URL", "%s %s", flag, bad)
+		}
+	}
+}

@@ -111,7 +111,8 @@ func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 	g.runs = runRecords
 	open := auth.NewOpen(auth.Limits{})
 	d := dispatch.New(dispatch.Options{
-		Info:    dispatch.Info{Name: "skillgate", Version: buildVersion(), MaxMessageSize: session.DefaultConfig().MaxMessageSize},
+		Info: dispatch.Info{Name: "skillgate", Version: buildVersion(), MaxMessageSize: session.DefaultConfig().MaxMessageSize,
+			Limits: cfg.limits(session.DefaultConfig())},
 		Logger:  log.With().Str("component", "dispatch").Logger(),
 		Metrics: g.metrics, Skills: g.skills, Blobs: g.blobs, Authn: open, Runner: runnerOrNil(g.runner),
 		Egress: eg, Runs: runRecords,

@@ -163,10 +163,14 @@ func TestMCPStdio(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "acme.typed", Arguments: map[string]any{"n": 21}})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"twice":42}`, structured(t, res))
-	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "acme.typed", Arguments: map[string]any{"n": 101, "m": 1}})
-	we := requireRPCError(t, err, jsonrpc.CodeInvalidParams)
-	assert.Contains(t, string(we.Data), "/n")
-	assert.Contains(t, string(we.Data), "violations")
+	// Args that fail it are a failed run (VALIDATION_ERROR), which MCP
+	// answers as a tool error naming each violation.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "acme.typed", Arguments: map[string]any{"n": 101, "m": 1}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, textOf(res), "VALIDATION_ERROR")
+	assert.Contains(t, textOf(res), "/n")
+	assert.Contains(t, textOf(res), "/m")
 
 	// A run that fails answers isError with its error type.
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
@@ -201,7 +205,7 @@ func TestMCPStdio(t *testing.T) {
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "acme.nope", Arguments: map[string]any{}})
 	requireRPCError(t, err, jsonrpc.CodeInvalidParams)
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "describe_skill", Arguments: map[string]any{"name": "acme.missing"}})
-	we = requireRPCError(t, err, jsonrpc.CodeInvalidParams)
+	we := requireRPCError(t, err, jsonrpc.CodeInvalidParams)
 	assert.Contains(t, string(we.Data), `"string_code":"SKILL_NOT_FOUND"`, "the Skills Protocol's error data")
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_blob", Arguments: map[string]any{"mode": "full"}})
 	we = requireRPCError(t, err, jsonrpc.CodeInvalidParams)

@@ -152,6 +152,8 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Runs:    runRecords,
 
 		RunnerUnavailable: unavailable,
+		AuthorizationURL:  cfg.AuthorizationURL,
+		UpgradeURL:        cfg.UpgradeURL,
 	})
 	srv, err := session.NewServer(sc, d)
 	if err != nil {

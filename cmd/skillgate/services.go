@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
@@ -126,7 +127,11 @@ func openAuth(ctx context.Context, cfg *serveConfig, log zerolog.Logger) (auth.A
 		ev.Msg("no --auth-file: every client is anonymous and may call every method")
 		return auth.NewOpen(auth.Limits{}), nil, nil
 	}
-	store, err := auth.Load(cfg.AuthFile, auth.Options{Logger: log.With().Str("component", "auth").Logger()})
+	// Every method the gateway serves may be granted: the names come from
+	// the dispatcher's method table.
+	store, err := auth.Load(cfg.AuthFile, auth.Options{
+		Logger: log.With().Str("component", "auth").Logger(), Methods: dispatch.GrantableMethods(),
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--auth-file: %w", err)
 	}

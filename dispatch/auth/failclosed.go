@@ -43,6 +43,7 @@ func (s *Store) failClosed(data []byte, readErr error) {
 	// file again, so the old valid version, saved again, loads in full.
 	carryRevoked(next, cur)
 	s.cur.Store(next)
+	s.changed.broadcast()
 	s.opts.Logger.Error().Str("file", s.path).Strs("disabled", disabled).Strs("kept", next.names).
 		Msg("auth file rejected: identities it changed or removed are disabled until a valid version loads")
 }

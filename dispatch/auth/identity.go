@@ -41,13 +41,17 @@ const AnonymousName = "anonymous"
 const Wildcard = "*"
 
 // DefaultMethods returns the canonical method names an auth file may list
-// when ParseOptions.Methods is empty. Initialize is not among them: it is
-// where authentication happens, so it is never subject to a method policy.
+// when ParseOptions.Methods is empty, for tools that check a file without
+// a gateway. The gateway itself passes the names of its method table
+// (dispatch.GrantableMethods), and a test of package dispatch keeps this
+// list equal to them. Initialize is not among them: it is where
+// authentication happens, so it is never subject to a method policy.
 func DefaultMethods() []string {
 	return []string{
 		"list_skills", "describe_skill", "read_skill_file", "execute_skill",
 		"run_code", "create_blob", "read_blob", "load_skills_protocol_guide",
 		"begin_upload", "upload_chunk", "finish_upload",
+		"get_run", "watch_run", "cancel_run", "list_runs",
 	}
 }
 

@@ -52,6 +52,8 @@ type Store struct {
 	opts Options
 	cur  atomic.Pointer[Policy]
 	mu   sync.Mutex // serializes reloads
+	// changed wakes the streams of UntilRevoked at each new version.
+	changed changes
 }
 
 var _ Authenticator = (*Store)(nil)
@@ -149,6 +151,7 @@ func readLimited(path string) ([]byte, error) {
 func (s *Store) publish(pol, prev *Policy) {
 	carryRevoked(pol, prev)
 	s.cur.Store(pol)
+	s.changed.broadcast()
 	log := s.opts.Logger
 	for _, w := range pol.warnings {
 		log.Warn().Str("file", s.path).Str("problem", w.String()).Msg("auth file warning")
