@@ -77,6 +77,7 @@ type Conn struct {
 	draining     bool
 	reason       CloseReason // first reason wins
 	closeErr     error
+	peerClose    *transport.Error // the error of the peer's first _CloseReason
 
 	handlers sync.WaitGroup
 	done     chan struct{} // closed when the serve loop has finished
@@ -498,14 +499,32 @@ func (c *Conn) onNotification(m *transport.Message) *transport.Error {
 }
 
 // logPeerError logs a _CloseReason or _Error. Neither is answered, and a
-// _CloseReason does not close the connection: the peer does that.
+// _CloseReason does not close the connection: the peer does that. The
+// first _CloseReason is kept as the cause of the close that follows.
 func (c *Conn) logPeerError(method string, params []byte) {
 	ev := logParams(c.Log(zerolog.WarnLevel).Str("method", method), params)
 	if e := notificationError(params); e != nil {
 		// "message" is the log line's own field: the peer's goes beside it.
 		ev = ev.Str("string_code", e.EffectiveCode()).Str("peer_message", e.Message)
+		if method == transport.MethodCloseReason {
+			c.mu.Lock()
+			if c.peerClose == nil {
+				c.peerClose = e
+			}
+			c.mu.Unlock()
+		}
 	}
 	ev.Msg("peer reported an error")
+}
+
+// PeerCloseReason returns the error of the first _CloseReason the peer
+// sent, or nil: the cause the peer gave for closing the connection. It is
+// set before the close it announces is seen, so a call that failed because
+// the connection closed finds it here.
+func (c *Conn) PeerCloseReason() *transport.Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peerClose
 }
 
 func notificationError(params []byte) *transport.Error {
