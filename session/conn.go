@@ -436,9 +436,9 @@ func (c *Conn) complete(req *Request, h uint64, inline bool) {
 	c.sendResponse(rawID, res, err, inline)
 	switch {
 	case failedInits >= c.cfg.MaxInitFailures:
-		c.abortWith(ReasonInitFailed, wireError(err))
+		c.abortWith(ReasonInitFailed, initFailedError(wireError(err), c.cfg.InitMethod, failedInits))
 	case drained:
-		c.abortWith(ReasonShutdown, errShutdown)
+		c.abortWith(ReasonShutdown, shutdownError(c.cfg.DrainTimeout, false))
 	}
 }
 

@@ -64,8 +64,7 @@ func (c *Conn) keepaliveTick() {
 			return
 		}
 		c.mu.Unlock()
-		c.abortWith(ReasonKeepalive, errKeepalive.WithDetails(
-			"no answer to _Keepalive "+strconv.Quote(id)+" within "+c.cfg.KeepaliveTimeout.String()))
+		c.abortWith(ReasonKeepalive, keepaliveError(id, c.cfg.KeepaliveTimeout))
 		return
 	}
 	if c.traffic.Swap(false) {
@@ -104,8 +103,7 @@ func (c *Conn) initExpired() {
 	ready := c.state == stateReady
 	c.mu.Unlock()
 	if !ready {
-		c.abortWith(ReasonInitTimeout, errInitTimeout.WithDetails(
-			"no successful "+c.cfg.InitMethod+" within "+c.cfg.InitTimeout.String()))
+		c.abortWith(ReasonInitTimeout, initTimeoutError(c.cfg.InitMethod, c.cfg.InitTimeout))
 	}
 }
 

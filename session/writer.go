@@ -126,12 +126,12 @@ func (q *writeQueue) push(frame *[]byte, urgent, start, reserved bool) bool {
 	q.mu.Lock()
 	q.awaitWrittenLocked(n)
 	if q.closing || q.queued+n > q.c.cfg.MaxQueuedBytes {
-		overflow := !q.closing
+		overflow, queued := !q.closing, q.queued
 		q.mu.Unlock()
 		q.c.cfg.Budget.Release(n)
 		putFrame(frame)
 		if overflow {
-			q.c.abortWith(ReasonSlowReader, errSlowReader)
+			q.c.abortWith(ReasonSlowReader, slowReaderError(queued, n, q.c.cfg.MaxQueuedBytes))
 		}
 		return false
 	}

@@ -322,6 +322,7 @@ func (c *serveConfig) session() session.Config {
 	s.MaxInflight = c.MaxInflight
 	s.MaxConnections = c.MaxConnections
 	s.MaxQueuedBytes = c.MaxQueuedBytes
+	s.DrainTimeout = c.DrainTimeout
 	dispatch.ConfigureSession(&s)
 	return s
 }
