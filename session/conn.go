@@ -56,12 +56,18 @@ type Conn struct {
 	ctx    context.Context // canceled when the connection closes
 	cancel context.CancelFunc
 
-	fr       transport.Reader
-	traffic  atomic.Bool // a frame arrived since the last keepalive tick
-	moveLoop atomic.Bool // the read loop should move to a fresh goroutine before it waits
-	expired  atomic.Bool // the drain deadline passed: the last frames must leave quickly
-	timer    *time.Timer // keepalive schedule
-	initT    *time.Timer // initialization deadline (server side)
+	fr transport.Reader
+	// heard is when the peer was last heard from (a frame other than the
+	// answer to our own probe), in nanoseconds since started on the
+	// monotonic clock: the keepalive probe goes out one interval after it.
+	heard atomic.Int64
+	// kaInterval is the keepalive interval of this connection: the
+	// configured one less its jitter.
+	kaInterval time.Duration
+	moveLoop   atomic.Bool // the read loop should move to a fresh goroutine before it waits
+	expired    atomic.Bool // the drain deadline passed: the last frames must leave quickly
+	timer      *time.Timer // keepalive schedule
+	initT      *time.Timer // initialization deadline (server side)
 
 	w writeQueue
 
@@ -86,9 +92,10 @@ type Conn struct {
 func newConn(nc net.Conn, cfg *Config, h Handler, listener string, id uint64, parent context.Context) *Conn {
 	c := &Conn{
 		id: id, nc: nc, listener: listener, cfg: cfg, handler: h,
-		remote:  nc.RemoteAddr().String(),
-		started: time.Now(),
-		done:    make(chan struct{}),
+		remote:     nc.RemoteAddr().String(),
+		started:    time.Now(),
+		kaInterval: jittered(cfg.KeepaliveInterval),
+		done:       make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(parent)
 	c.inline, _ = h.(Inliner)
@@ -241,9 +248,9 @@ func (c *Conn) readOne() (int, bool) {
 		return size, false
 	}
 	// The answer to our own probe is no sign of the peer's activity:
-	// counting it would skip the next probe.
-	if !probeAnswer && !c.traffic.Load() {
-		c.traffic.Store(true)
+	// counting it would put the next probe off.
+	if !probeAnswer {
+		c.heard.Store(int64(time.Since(c.started)))
 	}
 	return size, true
 }
