@@ -103,6 +103,11 @@ func newConn(nc net.Conn, cfg *Config, h Handler, listener string, id uint64, pa
 	c.fr.SetFrameTimeout(nc, cfg.FrameTimeout)
 	c.ids.size = cfg.RecentIDs
 	c.w.init(c, nc)
+	if cfg.Budget != nil {
+		// Until Initialize names who the peer is, its bytes count in the
+		// share of every connection that has not initialized.
+		c.w.share.Store(cfg.Budget.Join(""))
+	}
 	return c
 }
 
@@ -402,6 +407,9 @@ func (c *Conn) admitLocked(m *transport.Message) *transport.Error {
 	case c.cfg.Budget.Full():
 		c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
 		return errOverloadedBudget
+	case c.w.share.Load().Full():
+		c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
+		return shareFullError(c.w.share.Load())
 	}
 	if init {
 		c.state = stateInitializing
@@ -431,6 +439,7 @@ func (c *Conn) complete(req *Request, h uint64, inline bool) {
 	c.mu.Unlock()
 	if init && err == nil {
 		c.dropInitTimer()
+		c.chargeOwner()
 	}
 	var abort *Abort
 	if errors.As(err, &abort) {
@@ -446,6 +455,15 @@ func (c *Conn) complete(req *Request, h uint64, inline bool) {
 		c.abortWith(ReasonInitFailed, initFailedError(wireError(err), c.cfg.InitMethod, failedInits))
 	case drained:
 		c.abortWith(ReasonShutdown, shutdownError(c.cfg.DrainTimeout, false))
+	}
+}
+
+// chargeOwner counts the connection's bytes, from now on, in the share of
+// the owner its handler names, once initialization has established it.
+func (c *Conn) chargeOwner() {
+	o, ok := c.bound.(BudgetOwner)
+	if ok && c.cfg.Budget != nil {
+		c.w.chargeTo(c.cfg.Budget.Join(o.BudgetOwner()))
 	}
 }
 
@@ -614,6 +632,7 @@ func (c *Conn) finish() {
 	c.closeWith(ReasonPeerClosed, nil)
 	c.stopTimers()
 	c.w.wait()
+	c.w.chargeTo(nil) // everything is released by now
 	c.failPending()
 	c.fr.Reset(nil, 0)
 	c.mu.Lock()

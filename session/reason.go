@@ -99,6 +99,20 @@ func shutdownError(drain time.Duration, expired bool) *transport.Error {
 	return e
 }
 
+// shareFullError: the connections of s's owner hold its whole share of
+// the gateway-wide budget.
+func shareFullError(s *Share) *transport.Error {
+	limit := s.b.OwnerLimit()
+	return transport.AppError(transport.StringOverloaded,
+		"This identity's connections hold their share of the gateway's unsent answers; read them, then retry.").
+		WithDetails("the connections of this identity hold "+strconv.FormatInt(s.Used(), 10)+
+			" bytes of answers not yet written; one identity may hold "+strconv.FormatInt(limit, 10)+
+			" bytes of the gateway's "+strconv.FormatInt(s.b.Limit(), 10)+" (--max-total-queued-bytes × --identity-queued-share)").
+		WithRetry(200, 10).
+		WithInt("identity_queued_bytes", s.Used()).
+		WithInt("max_identity_queued_bytes", limit)
+}
+
 // overloadedConnsError: the server holds its maximum of connections.
 func overloadedConnsError(limit int) *transport.Error {
 	return errOverloadedConns.WithDetails("the server holds its maximum of "+strconv.Itoa(limit)+" connections").

@@ -84,6 +84,7 @@ type serveConfig struct {
 	HTTPOrigins       []string
 	HTTPHosts         []string
 	MaxTotalQueued    int64
+	IdentityShare     float64
 	AuthFile          string
 	AllowAnonymous    bool
 	LogLevel          string
@@ -123,6 +124,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringSliceVar(&c.HTTPOrigins, "http-allowed-origins", nil, "browser origins (scheme://host[:port]) whose requests POST /rpc serves; any other Origin is refused")
 	fs.StringSliceVar(&c.HTTPHosts, "http-allowed-hosts", nil, "Host names accepted, besides localhost and loopback addresses, by an HTTP listener on loopback (e.g. behind a local proxy)")
 	fs.Int64Var(&c.MaxTotalQueued, "max-total-queued-bytes", 0, "bytes queued across all connections and HTTP answers; past it new work gets OVERLOADED (0: a quarter of the memory limit, cgroup or physical; -1: no limit)")
+	fs.Float64Var(&c.IdentityShare, "identity-queued-share", 0.5, "fraction of --max-total-queued-bytes the framed connections of one identity may hold; past it that identity's new work gets OVERLOADED while others are still served (1: no per-identity bound)")
 	fs.StringVar(&c.AuthFile, "auth-file", "", "YAML file of identities (hashed tokens, client certificates, policies); empty: no authentication")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "run without --auth-file even when listening beyond loopback")
 	fs.BoolVar(&c.Pprof, "pprof", false, "serve /debug/pprof/ on the metrics listener")
@@ -297,6 +299,9 @@ func (c *serveConfig) validateLocal() error {
 	}
 	if c.MaxTotalQueued > 0 && c.MaxTotalQueued < int64(c.MaxMessageSize) {
 		errs = append(errs, fmt.Errorf("--max-total-queued-bytes %d must hold at least one message (--max-message-size %d)", c.MaxTotalQueued, c.MaxMessageSize))
+	}
+	if !(c.IdentityShare > 0 && c.IdentityShare <= 1) {
+		errs = append(errs, fmt.Errorf("--identity-queued-share %v must be above 0 and at most 1", c.IdentityShare))
 	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, errors.New("--drain-timeout must not be negative"))
