@@ -245,6 +245,9 @@ func (c *serveConfig) validate() error {
 	if c.HTTPTLSClientCA != "" && c.HTTPTLSCert == "" {
 		errs = append(errs, errors.New("--http-tls-client-ca needs --http-tls-cert and --http-tls-key"))
 	}
+	if !(c.IdentityShare > 0 && c.IdentityShare <= 1) {
+		errs = append(errs, fmt.Errorf("--identity-queued-share %v must be above 0 and at most 1", c.IdentityShare))
+	}
 	errs = append(errs, c.validateLocal())
 	return errors.Join(errs...)
 }
@@ -299,9 +302,6 @@ func (c *serveConfig) validateLocal() error {
 	}
 	if c.MaxTotalQueued > 0 && c.MaxTotalQueued < int64(c.MaxMessageSize) {
 		errs = append(errs, fmt.Errorf("--max-total-queued-bytes %d must hold at least one message (--max-message-size %d)", c.MaxTotalQueued, c.MaxMessageSize))
-	}
-	if !(c.IdentityShare > 0 && c.IdentityShare <= 1) {
-		errs = append(errs, fmt.Errorf("--identity-queued-share %v must be above 0 and at most 1", c.IdentityShare))
 	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, errors.New("--drain-timeout must not be negative"))
