@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -46,9 +47,12 @@ func newOwnersEnv(t *testing.T, result func(sandbox.Job) (*sandbox.Result, error
 
 // as returns a caller for each front door, authenticated with token.
 func (e *env) as(token string) []caller {
-	c := e.framedRaw()
-	require.NoError(e.t, initialize(c, token))
-	return []caller{framedCaller{e.t, c}, e.httpFront("Bearer " + token)}
+	dial := func() *session.Conn {
+		c := e.framedRaw()
+		require.NoError(e.t, initialize(c, token))
+		return c
+	}
+	return []caller{e.redialing(dial), e.httpFront("Bearer " + token)}
 }
 
 func createBlob(t *testing.T, c caller, content string) string {

@@ -138,6 +138,38 @@ func (f framedCaller) call(method, params string) (json.RawMessage, *transport.E
 	return res, nil
 }
 
+// redialCaller is a framed caller that survives an abort: a call that
+// the gateway answers by aborting the connection (a number outside a
+// parameter's range is a parse error there) returns the _CloseReason's
+// error, and the next call goes over a fresh connection from dial.
+type redialCaller struct {
+	t    *testing.T
+	c    *session.Conn
+	dial func() *session.Conn
+}
+
+func (e *env) redialing(dial func() *session.Conn) *redialCaller {
+	return &redialCaller{t: e.t, c: dial(), dial: dial}
+}
+
+func (r *redialCaller) name() string { return "framed" }
+
+func (r *redialCaller) call(method, params string) (json.RawMessage, *transport.Error) {
+	res, err := r.c.Call(context.Background(), method, json.RawMessage(params))
+	if errors.Is(err, session.ErrClosed) {
+		if cause := r.c.PeerCloseReason(); cause != nil {
+			r.c = r.dial()
+			return nil, cause
+		}
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		return nil, te
+	}
+	require.NoError(r.t, err)
+	return res, nil
+}
+
 // httpCaller calls as POST /rpc does: through Front under the "http"
 // label, with the credentials of a request carrying authorization (no
 // Authorization header when empty).
@@ -164,7 +196,7 @@ func (h httpCaller) call(method, params string) (json.RawMessage, *transport.Err
 
 // fronts returns a caller for each front door.
 func (e *env) fronts() []caller {
-	return []caller{framedCaller{e.t, e.framed()}, e.httpFront("")}
+	return []caller{e.redialing(e.framed), e.httpFront("")}
 }
 
 // writeSkill writes a minimal valid skill package.

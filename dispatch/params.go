@@ -15,9 +15,10 @@ import (
 type ParamError struct {
 	Param  string // JSON name; nested names are dotted ("limits.timeout_ms")
 	Reason string
-	// NumberRange marks a number the gateway cannot accept as the integer
-	// it expects (fractional, or out of range): a parse error on the framed
-	// transport, where the specification forbids coercing it.
+	// NumberRange marks a number outside what the parameter accepts: not
+	// an integer, or outside the parameter's documented range. The
+	// transport specification makes such a value a parse error that aborts
+	// a framed connection; over HTTP it is an ordinary invalid-params error.
 	NumberRange bool
 }
 
@@ -157,7 +158,7 @@ func (p *params) Enum(name, def string, allowed ...string) string {
 
 // Int returns an integer parameter in [lo, hi], or def when absent. A
 // number that is not an exact integer, or is outside the range, is never
-// coerced.
+// coerced: it is a NumberRange error.
 func (p *params) Int(name string, def, lo, hi int64) int64 {
 	v, ok := p.get(name)
 	if !ok {
@@ -175,7 +176,10 @@ func (p *params) Int(name string, def, lo, hi int64) int64 {
 		return def
 	}
 	if n < lo || n > hi {
-		p.fail(name, "must be between "+strconv.FormatInt(lo, 10)+" and "+strconv.FormatInt(hi, 10)+", not "+strconv.FormatInt(n, 10))
+		if p.err == nil {
+			p.err = &ParamError{Param: p.prefix + name, NumberRange: true,
+				Reason: "must be between " + strconv.FormatInt(lo, 10) + " and " + strconv.FormatInt(hi, 10) + ", not " + strconv.FormatInt(n, 10)}
+		}
 		return def
 	}
 	return n

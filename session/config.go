@@ -64,6 +64,10 @@ type Config struct {
 	MaxConnections int
 	// HandshakeTimeout bounds a TLS handshake on the server side.
 	HandshakeTimeout time.Duration
+	// DrainTimeout is how long Shutdown's caller lets in-flight requests
+	// finish. The deadline itself is Shutdown's context; this copy is only
+	// reported to peers in the SERVER_SHUTDOWN _CloseReason (0: not told).
+	DrainTimeout time.Duration
 
 	// Budget bounds the bytes queued for delivery across every connection
 	// sharing it (nil: no gateway-wide bound). While it is full, new
@@ -159,6 +163,7 @@ func (c Config) Validate() error {
 	check(c.MaxQueuedBytes >= c.MaxMessageSize, "max queued bytes %d must hold at least one message (%d)", c.MaxQueuedBytes, c.MaxMessageSize)
 	check(c.RecentIDs >= 0, "recent ids must not be negative")
 	check(c.MaxConnections >= 0, "max connections must not be negative")
+	check(c.DrainTimeout >= 0, "drain timeout must not be negative")
 	check(c.Metrics != nil, "metrics are required")
 	return errors.Join(errs...)
 }

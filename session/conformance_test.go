@@ -41,6 +41,11 @@ func TestAbortOnMalformedInput(t *testing.T) {
 		{"missing newline", "0000000a:{\"a\":\"b!\"}X", parse},
 		{"declared length over the limit", "7fffffff:", parse},
 		{"empty body", "00000000:\n", parse},
+		// The body is the message with "no leading or trailing whitespace".
+		{"leading space", "0000003d: {\"jsonrpc\":\"2.0\",\"method\":\"_Keepalive\",\"params\":{},\"id\":\"1\"}\n", parse},
+		{"leading CR LF", "0000003e:\r\n{\"jsonrpc\":\"2.0\",\"method\":\"_Keepalive\",\"params\":{},\"id\":\"1\"}\n", parse},
+		{"trailing newline", "0000003d:{\"jsonrpc\":\"2.0\",\"method\":\"_Keepalive\",\"params\":{},\"id\":\"1\"}\n\n", parse},
+		{"trailing tab", "0000003d:{\"jsonrpc\":\"2.0\",\"method\":\"_Keepalive\",\"params\":{},\"id\":\"1\"}\t\n", parse},
 		{"unbalanced braces", frame(`{"jsonrpc":"2.0"`), parse},
 		{"invalid utf-8", frame("{\"jsonrpc\":\"2.0\",\"method\":\"Echo\",\"params\":{\"a\":\"\xff\"},\"id\":\"1\"}"), parse},
 		{"error code not an integer", frame(`{"jsonrpc":"2.0","error":{"code":3.0001,"message":""},"id":"gw-1"}`), parse},

@@ -56,12 +56,18 @@ type Conn struct {
 	ctx    context.Context // canceled when the connection closes
 	cancel context.CancelFunc
 
-	fr       transport.Reader
-	traffic  atomic.Bool // a frame arrived since the last keepalive tick
-	moveLoop atomic.Bool // the read loop should move to a fresh goroutine before it waits
-	expired  atomic.Bool // the drain deadline passed: the last frames must leave quickly
-	timer    *time.Timer // keepalive schedule
-	initT    *time.Timer // initialization deadline (server side)
+	fr transport.Reader
+	// heard is when the peer was last heard from (a frame other than the
+	// answer to our own probe), in nanoseconds since started on the
+	// monotonic clock: the keepalive probe goes out one interval after it.
+	heard atomic.Int64
+	// kaInterval is the keepalive interval of this connection: the
+	// configured one less its jitter.
+	kaInterval time.Duration
+	moveLoop   atomic.Bool // the read loop should move to a fresh goroutine before it waits
+	expired    atomic.Bool // the drain deadline passed: the last frames must leave quickly
+	timer      *time.Timer // keepalive schedule
+	initT      *time.Timer // initialization deadline (server side)
 
 	w writeQueue
 
@@ -77,6 +83,7 @@ type Conn struct {
 	draining     bool
 	reason       CloseReason // first reason wins
 	closeErr     error
+	peerClose    *transport.Error // the error of the peer's first _CloseReason
 
 	handlers sync.WaitGroup
 	done     chan struct{} // closed when the serve loop has finished
@@ -85,9 +92,10 @@ type Conn struct {
 func newConn(nc net.Conn, cfg *Config, h Handler, listener string, id uint64, parent context.Context) *Conn {
 	c := &Conn{
 		id: id, nc: nc, listener: listener, cfg: cfg, handler: h,
-		remote:  nc.RemoteAddr().String(),
-		started: time.Now(),
-		done:    make(chan struct{}),
+		remote:     nc.RemoteAddr().String(),
+		started:    time.Now(),
+		kaInterval: jittered(cfg.KeepaliveInterval),
+		done:       make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(parent)
 	c.inline, _ = h.(Inliner)
@@ -95,6 +103,11 @@ func newConn(nc net.Conn, cfg *Config, h Handler, listener string, id uint64, pa
 	c.fr.SetFrameTimeout(nc, cfg.FrameTimeout)
 	c.ids.size = cfg.RecentIDs
 	c.w.init(c, nc)
+	if cfg.Budget != nil {
+		// Until Initialize names who the peer is, its bytes count in the
+		// share of every connection that has not initialized.
+		c.w.share.Store(cfg.Budget.Join(""))
+	}
 	return c
 }
 
@@ -240,9 +253,9 @@ func (c *Conn) readOne() (int, bool) {
 		return size, false
 	}
 	// The answer to our own probe is no sign of the peer's activity:
-	// counting it would skip the next probe.
-	if !probeAnswer && !c.traffic.Load() {
-		c.traffic.Store(true)
+	// counting it would put the next probe off.
+	if !probeAnswer {
+		c.heard.Store(int64(time.Since(c.started)))
 	}
 	return size, true
 }
@@ -394,6 +407,9 @@ func (c *Conn) admitLocked(m *transport.Message) *transport.Error {
 	case c.cfg.Budget.Full():
 		c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
 		return errOverloadedBudget
+	case c.w.share.Load().Full():
+		c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
+		return shareFullError(c.w.share.Load())
 	}
 	if init {
 		c.state = stateInitializing
@@ -423,6 +439,7 @@ func (c *Conn) complete(req *Request, h uint64, inline bool) {
 	c.mu.Unlock()
 	if init && err == nil {
 		c.dropInitTimer()
+		c.chargeOwner()
 	}
 	var abort *Abort
 	if errors.As(err, &abort) {
@@ -435,9 +452,18 @@ func (c *Conn) complete(req *Request, h uint64, inline bool) {
 	c.sendResponse(rawID, res, err, inline)
 	switch {
 	case failedInits >= c.cfg.MaxInitFailures:
-		c.abortWith(ReasonInitFailed, wireError(err))
+		c.abortWith(ReasonInitFailed, initFailedError(wireError(err), c.cfg.InitMethod, failedInits))
 	case drained:
-		c.abortWith(ReasonShutdown, errShutdown)
+		c.abortWith(ReasonShutdown, shutdownError(c.cfg.DrainTimeout, false))
+	}
+}
+
+// chargeOwner counts the connection's bytes, from now on, in the share of
+// the owner its handler names, once initialization has established it.
+func (c *Conn) chargeOwner() {
+	o, ok := c.bound.(BudgetOwner)
+	if ok && c.cfg.Budget != nil {
+		c.w.chargeTo(c.cfg.Budget.Join(o.BudgetOwner()))
 	}
 }
 
@@ -498,14 +524,32 @@ func (c *Conn) onNotification(m *transport.Message) *transport.Error {
 }
 
 // logPeerError logs a _CloseReason or _Error. Neither is answered, and a
-// _CloseReason does not close the connection: the peer does that.
+// _CloseReason does not close the connection: the peer does that. The
+// first _CloseReason is kept as the cause of the close that follows.
 func (c *Conn) logPeerError(method string, params []byte) {
 	ev := logParams(c.Log(zerolog.WarnLevel).Str("method", method), params)
 	if e := notificationError(params); e != nil {
 		// "message" is the log line's own field: the peer's goes beside it.
 		ev = ev.Str("string_code", e.EffectiveCode()).Str("peer_message", e.Message)
+		if method == transport.MethodCloseReason {
+			c.mu.Lock()
+			if c.peerClose == nil {
+				c.peerClose = e
+			}
+			c.mu.Unlock()
+		}
 	}
 	ev.Msg("peer reported an error")
+}
+
+// PeerCloseReason returns the error of the first _CloseReason the peer
+// sent, or nil: the cause the peer gave for closing the connection. It is
+// set before the close it announces is seen, so a call that failed because
+// the connection closed finds it here.
+func (c *Conn) PeerCloseReason() *transport.Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peerClose
 }
 
 func notificationError(params []byte) *transport.Error {
@@ -588,6 +632,7 @@ func (c *Conn) finish() {
 	c.closeWith(ReasonPeerClosed, nil)
 	c.stopTimers()
 	c.w.wait()
+	c.w.chargeTo(nil) // everything is released by now
 	c.failPending()
 	c.fr.Reset(nil, 0)
 	c.mu.Lock()

@@ -58,6 +58,16 @@ type ConnState interface {
 	Closed()
 }
 
+// BudgetOwner is implemented by ConnStates that name who the connection's
+// queued bytes are charged to in the gateway-wide Budget (Config.Budget):
+// its identity, once initialization has succeeded. The session asks once,
+// right after the initialization request succeeded; all connections whose
+// owner is the same share one part of the budget. Connections without an
+// owner, and all of them before initialization, share the owner "".
+type BudgetOwner interface {
+	BudgetOwner() string
+}
+
 // Inliner is implemented by Handlers that can answer some methods on the
 // connection's read loop instead of a goroutine of their own. Inline
 // answers cost no goroutine or stack growth and leave in the same write as

@@ -47,8 +47,8 @@ func (c *Conn) stopTimers() {
 }
 
 // keepaliveTick runs when the keepalive timer fires: it aborts a connection
-// whose probe went unanswered, skips a probe when the peer was heard from
-// since the last tick, and otherwise sends one.
+// whose probe went unanswered, puts the probe off to one interval after
+// the peer was last heard from, and otherwise sends it.
 func (c *Conn) keepaliveTick() {
 	c.mu.Lock()
 	if c.reason != ReasonNone {
@@ -64,12 +64,11 @@ func (c *Conn) keepaliveTick() {
 			return
 		}
 		c.mu.Unlock()
-		c.abortWith(ReasonKeepalive, errKeepalive.WithDetails(
-			"no answer to _Keepalive "+strconv.Quote(id)+" within "+c.cfg.KeepaliveTimeout.String()))
+		c.abortWith(ReasonKeepalive, keepaliveError(id, c.cfg.KeepaliveTimeout))
 		return
 	}
-	if c.traffic.Swap(false) {
-		c.timer.Reset(c.interval())
+	if wait := c.untilProbe(now); wait > 0 {
+		c.timer.Reset(wait)
 		c.mu.Unlock()
 		return
 	}
@@ -92,10 +91,21 @@ func (c *Conn) keepaliveAnsweredLocked(now time.Time) time.Duration {
 	return rtt
 }
 
-// interval is the keepalive interval with up to 10% jitter below it, so that
-// connections opened together do not probe together forever.
-func (c *Conn) interval() time.Duration {
-	d := c.cfg.KeepaliveInterval
+// untilProbe is how long the probe waits yet: the peer's last frame plus
+// one interval, less now. Resetting the timer to it, rather than to a whole
+// interval, keeps the probe from going out up to two intervals after the
+// peer fell silent.
+func (c *Conn) untilProbe(now time.Time) time.Duration {
+	heard := c.started.Add(time.Duration(c.heard.Load()))
+	return heard.Add(c.interval()).Sub(now)
+}
+
+// interval is the connection's keepalive interval.
+func (c *Conn) interval() time.Duration { return c.kaInterval }
+
+// jittered is the keepalive interval less up to 10% of it, drawn once per
+// connection, so that connections opened together do not probe together.
+func jittered(d time.Duration) time.Duration {
 	return d - time.Duration(rand.Int64N(int64(d)/10+1))
 }
 
@@ -104,8 +114,7 @@ func (c *Conn) initExpired() {
 	ready := c.state == stateReady
 	c.mu.Unlock()
 	if !ready {
-		c.abortWith(ReasonInitTimeout, errInitTimeout.WithDetails(
-			"no successful "+c.cfg.InitMethod+" within "+c.cfg.InitTimeout.String()))
+		c.abortWith(ReasonInitTimeout, initTimeoutError(c.cfg.InitMethod, c.cfg.InitTimeout))
 	}
 }
 

@@ -126,3 +126,52 @@ func TestClientMonitorsServer(t *testing.T) {
 		assert.Equal(t, ReasonKeepalive, c.Reason())
 	})
 }
+
+// onlyConnOf returns srv's one connection.
+func onlyConnOf(t *testing.T, srv *Server) *Conn {
+	t.Helper()
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	require.Len(t, srv.conns, 1)
+	for c := range srv.conns {
+		return c
+	}
+	return nil
+}
+
+// Issue 26, item 22: the probe goes out exactly one keepalive interval
+// (the connection's own, the configured one less its jitter) after the
+// peer's last frame, not at the first tick after that: a peer heard from
+// just after a tick was probed up to two intervals after it fell silent.
+// Traffic is sent at several points of the schedule, the last one just
+// after a tick and one just before, and the answer to a probe (which is no
+// traffic) restarts nothing.
+func TestKeepaliveProbeOneIntervalAfterTraffic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, p := pipeServer(t, func(c *Config) { c.InitTimeout = 0 })
+		defer func() { _ = srv.Close() }()
+		iv := onlyConnOf(t, srv).interval()
+		require.LessOrEqual(t, iv, DefaultKeepaliveInterval)
+		require.GreaterOrEqual(t, iv, DefaultKeepaliveInterval*9/10)
+		start := time.Now()
+		for i, silence := range []time.Duration{iv / 2, iv + time.Second, iv - time.Second, 3 * iv / 2} {
+			// The peer is heard from, then falls silent for less than an
+			// interval at first; it answers every probe that comes.
+			time.Sleep(silence)
+			id := "pt-" + itoa(i)
+			p.send(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"` + id + `"}`)
+			heard := time.Now()
+			m := p.recv()
+			for m.Method == transport.MethodKeepalive {
+				// A probe that was due before this frame.
+				p.send(`{"jsonrpc":"2.0","result":{},"id":"` + *m.ID + `"}`)
+				m = p.recv()
+			}
+			require.Equal(t, id, *m.ID)
+			m = p.recv()
+			require.Equal(t, transport.MethodKeepalive, m.Method, "round %d", i)
+			assert.Equal(t, iv, time.Since(heard), "round %d: probe one interval after the peer's last frame (%v into the test)", i, time.Since(start))
+			p.send(`{"jsonrpc":"2.0","result":{},"id":"` + *m.ID + `"}`)
+		}
+	})
+}

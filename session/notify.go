@@ -106,6 +106,9 @@ func (q *writeQueue) pushNotification(frame *[]byte) error {
 		return &CloseError{Reason: q.c.Reason()}
 	case past:
 		return ErrBackpressure
+	case !q.share.Load().Fits(len(*frame)):
+		q.c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
+		return errBudgetFull
 	case !q.c.cfg.Budget.TryReserve(len(*frame)):
 		q.c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
 		return errBudgetFull
@@ -123,8 +126,8 @@ func (q *writeQueue) pastShareLocked(n int) bool {
 	return q.queued+n > q.c.notifyShare() && q.queued > 0
 }
 
-// errBudgetFull is ErrBackpressure caused by the gateway-wide budget
-// rather than this connection's queue.
+// errBudgetFull is ErrBackpressure caused by the gateway-wide budget, or
+// the owner's share of it, rather than this connection's queue.
 var errBudgetFull = fmt.Errorf("gateway answer budget full: %w", ErrBackpressure)
 
 // budgetRetry is how often Notify retries while the gateway-wide budget

@@ -124,7 +124,7 @@ func (s *Server) reject(nc net.Conn) {
 			return
 		}
 	}
-	frame, err := transport.AppendFrame(nil, transport.AppendCloseReason(nil, errOverloadedConns), s.cfg.MaxMessageSize)
+	frame, err := transport.AppendFrame(nil, transport.AppendCloseReason(nil, overloadedConnsError(s.cfg.MaxConnections)), s.cfg.MaxMessageSize)
 	if err == nil {
 		_, _ = nc.Write(frame)
 	}
@@ -232,7 +232,7 @@ func (c *Conn) expire() {
 	for _, id := range ids {
 		c.sendError(id, e, false)
 	}
-	c.abortWith(ReasonShutdown, errShutdown)
+	c.abortWith(ReasonShutdown, shutdownError(c.cfg.DrainTimeout, true))
 }
 
 // drain refuses new requests and closes the connection once the in-flight
@@ -243,6 +243,6 @@ func (c *Conn) drain() {
 	idle := c.inflight == 0
 	c.mu.Unlock()
 	if idle {
-		c.abortWith(ReasonShutdown, errShutdown)
+		c.abortWith(ReasonShutdown, shutdownError(c.cfg.DrainTimeout, false))
 	}
 }

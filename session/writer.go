@@ -67,6 +67,11 @@ type writeQueue struct {
 	// closeBy, once set (unix nanoseconds), bounds every remaining write:
 	// a closing connection's last frames must not hold its close up.
 	closeBy atomic.Int64
+	// share is the part of the gateway-wide budget of the connection's
+	// owner, which counts the bytes held here as queued does (nil: none).
+	// It changes only with mu held, so queued moves with it; it is read
+	// without mu to admit work.
+	share atomic.Pointer[Share]
 }
 
 func (q *writeQueue) init(c *Conn, nc net.Conn) {
@@ -126,12 +131,12 @@ func (q *writeQueue) push(frame *[]byte, urgent, start, reserved bool) bool {
 	q.mu.Lock()
 	q.awaitWrittenLocked(n)
 	if q.closing || q.queued+n > q.c.cfg.MaxQueuedBytes {
-		overflow := !q.closing
+		overflow, queued := !q.closing, q.queued
 		q.mu.Unlock()
 		q.c.cfg.Budget.Release(n)
 		putFrame(frame)
 		if overflow {
-			q.c.abortWith(ReasonSlowReader, errSlowReader)
+			q.c.abortWith(ReasonSlowReader, slowReaderError(queued, n, q.c.cfg.MaxQueuedBytes))
 		}
 		return false
 	}
@@ -187,6 +192,7 @@ func appendFrame(list []*[]byte, frame *[]byte) []*[]byte {
 
 // addLocked counts n more bytes held (negative when released).
 func (q *writeQueue) addLocked(n int) {
+	q.share.Load().Add(n)
 	q.queued += n
 	q.peak = max(q.peak, q.queued)
 	q.full.Store(q.overHalfLocked())
@@ -207,6 +213,17 @@ func (q *writeQueue) dropLocked(frames []*[]byte) {
 	}
 	q.addLocked(-n)
 	q.c.cfg.Budget.Release(n)
+}
+
+// chargeTo makes s the share the connection's bytes count in, moving what
+// is held now from the share before, which it leaves.
+func (q *writeQueue) chargeTo(s *Share) {
+	q.mu.Lock()
+	old := q.share.Swap(s)
+	old.Add(-q.queued)
+	s.Add(q.queued)
+	q.mu.Unlock()
+	old.Leave()
 }
 
 // finish stops the queue. With a final frame, the writer writes it after
@@ -519,6 +536,12 @@ func (c *Conn) sendResult(rawID, result []byte, fromLoop bool) {
 // Otherwise the result is dropped and the caller told to retry: answers
 // that nobody reads must not grow the heap past the budget.
 func (c *Conn) pushResult(rawID []byte, p *[]byte, fromLoop bool) {
+	if s := c.w.share.Load(); !s.Fits(len(*p)) {
+		putFrame(p)
+		c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()
+		c.sendError(rawID, shareFullError(s), fromLoop)
+		return
+	}
 	if !c.cfg.Budget.TryReserve(len(*p)) {
 		putFrame(p)
 		c.cfg.Metrics.BudgetRefusals.WithLabelValues(metrics.FrontFramed).Inc()

@@ -87,6 +87,18 @@ func (e *Error) WithRetry(delayMS int64, attempts int) *Error {
 	return &c
 }
 
+// WithInt returns a copy of e whose data carries the integer member name,
+// for the values a peer may act on (a limit, what went past it).
+func (e *Error) WithInt(name string, v int64) *Error {
+	c := *e
+	c.Extra = make(map[string][]byte, len(e.Extra)+1)
+	for k, raw := range e.Extra {
+		c.Extra[k] = raw
+	}
+	c.Extra[name] = strconv.AppendInt(nil, v, 10)
+	return &c
+}
+
 // AppendJSON appends the error object to dst, truncating message, details
 // and string_code to their caps and dropping extra data that would make the
 // object larger than MinMessageSize allows.
@@ -197,6 +209,19 @@ func (e *FrameError) Error() string {
 	return "invalid frame"
 }
 
+// abortError is the _CloseReason error of invalid framing; its data names
+// the limit the frame broke, where there is one.
+func (e *FrameError) abortError() *Error {
+	we := NewError(CodeParseError, "Parse error.").WithDetails(e.Error())
+	switch e.Kind {
+	case FrameTooLarge:
+		return we.WithInt("frame_bytes", int64(e.Length)).WithInt("max_message_size", int64(e.Limit))
+	case FrameTimeout:
+		return we.WithInt("frame_timeout_ms", int64(e.Limit))
+	}
+	return we
+}
+
 // ParseError is a body that is not valid UTF-8 JSON, or a number outside the
 // range the receiver accepts. The connection must be aborted with -32700.
 type ParseError struct {
@@ -225,8 +250,10 @@ func AbortError(err error) *Error {
 		ie *InvalidMessageError
 	)
 	switch {
-	case errors.As(err, &fe), errors.As(err, &pe):
-		return NewError(CodeParseError, "Parse error.").WithDetails(err.Error())
+	case errors.As(err, &fe):
+		return fe.abortError()
+	case errors.As(err, &pe):
+		return NewError(CodeParseError, "Parse error.").WithDetails(err.Error()).WithInt("offset", int64(pe.Offset))
 	case errors.As(err, &ie):
 		return NewError(CodeInvalidRequest, "Invalid request.").WithDetails(err.Error())
 	}

@@ -64,12 +64,15 @@ type envelope struct {
 }
 
 // Decode parses and validates body as one transport message. A *ParseError
-// means the body is not valid JSON (or carries a number out of range); an
-// *InvalidMessageError means it is JSON but no valid message. Both require
+// means the body is not valid JSON, has whitespace before or after its
+// value, or carries a number out of range; an *InvalidMessageError means it is JSON but no valid message. Both require
 // aborting the connection. Decode does not allocate for well-formed
 // requests, notifications and results.
 func Decode(body []byte, m *Message) error {
 	*m = Message{}
+	if err := checkEdges(body); err != nil {
+		return err
+	}
 	var env envelope
 	if err := scanEnvelope(body, &env); err != nil {
 		return err
@@ -84,6 +87,22 @@ func Decode(body []byte, m *Message) error {
 		return m.decodeCall(&env)
 	}
 	return m.decodeResponse(&env)
+}
+
+// checkEdges refuses a body with whitespace before or after its JSON
+// value: the framing carries the message "with no leading or trailing
+// whitespace", so such a body is a framing error, not a message that a
+// lenient JSON reader would accept.
+func checkEdges(body []byte) error {
+	switch {
+	case len(body) == 0:
+		return syntaxErr(0, "empty message")
+	case skipWS(body, 0) != 0:
+		return syntaxErr(0, "leading whitespace before the message")
+	case isWS(body[len(body)-1]):
+		return syntaxErr(len(body)-1, "trailing whitespace after the message")
+	}
+	return nil
 }
 
 func checkVersion(env *envelope) error {

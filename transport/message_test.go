@@ -28,7 +28,7 @@ func TestDecode(t *testing.T) {
 	}{
 		{"request", `{"jsonrpc":"2.0","method":"ExampleMethod","params":{"example_argument":123},"id":"pt-1"}`, wantOK, KindRequest},
 		{"request empty params", `{"jsonrpc":"2.0","method":"ExampleMethod","params":{},"id":"pt-1"}`, wantOK, KindRequest},
-		{"request whitespace", " \t\r\n{ \"id\" : \"x\" , \"params\" : { } , \"method\" : \"M\" , \"jsonrpc\" : \"2.0\" } \n", wantOK, KindRequest},
+		{"request inner whitespace", "{ \"id\" : \"x\" ,\t\"params\" : { } ,\r\n\"method\" : \"M\" , \"jsonrpc\" : \"2.0\" }", wantOK, KindRequest},
 		{"keepalive", `{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"pt-1"}`, wantOK, KindRequest},
 		{"notification", `{"jsonrpc":"2.0","method":"_Info","params":{"message":"hi"}}`, wantOK, KindNotification},
 		{"notification any params", `{"jsonrpc":"2.0","method":"_Info","params":[1,2]}`, wantOK, KindNotification},
@@ -41,6 +41,12 @@ func TestDecode(t *testing.T) {
 		{"unicode id", `{"jsonrpc":"2.0","method":"M","params":{},"id":"ä-\u00e4"}`, wantOK, KindRequest},
 
 		{"empty", ``, wantParse, 0},
+		{"leading space", ` {"jsonrpc":"2.0","method":"M","params":{},"id":"1"}`, wantParse, 0},
+		{"leading tab", "\t{\"jsonrpc\":\"2.0\",\"method\":\"M\",\"params\":{},\"id\":\"1\"}", wantParse, 0},
+		{"trailing newline", "{\"jsonrpc\":\"2.0\",\"method\":\"M\",\"params\":{},\"id\":\"1\"}\n", wantParse, 0},
+		{"trailing carriage return", "{\"jsonrpc\":\"2.0\",\"result\":{},\"id\":\"1\"}\r", wantParse, 0},
+		{"both ends", " {\"jsonrpc\":\"2.0\",\"method\":\"_Info\"} ", wantParse, 0},
+		{"leading whitespace before a batch", ` [{"jsonrpc":"2.0","method":"M","params":{},"id":"1"}]`, wantParse, 0},
 		{"whitespace only", "  \n", wantParse, 0},
 		{"unbalanced", `{"jsonrpc":"2.0"`, wantParse, 0},
 		{"missing quote", `{"jsonrpc:"2.0"}`, wantParse, 0},
@@ -233,6 +239,9 @@ func FuzzDecode(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"_Info","params":"x"}`,
 		`{"jsonrpc":"2.0","method":"M","params":{},"id":"\u0041"}`,
 		`[{"jsonrpc":"2.0"}]`,
+		` {"jsonrpc":"2.0","method":"M","params":{},"id":"pt-1"}`,
+		"{\"jsonrpc\":\"2.0\",\"result\":{},\"id\":\"pt-1\"}\n",
+		"\r\n{\"jsonrpc\":\"2.0\",\"method\":\"_Info\"}\t",
 	} {
 		f.Add([]byte(s))
 	}
@@ -242,6 +251,10 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		require.True(t, json.Valid(b) && utf8.Valid(b))
+		// The body is the message, edge to edge: the framing allows no
+		// whitespace around it.
+		require.Equal(t, byte('{'), b[0])
+		require.Equal(t, byte('}'), b[len(b)-1])
 		var env struct {
 			ID     *string         `json:"id"`
 			Method *string         `json:"method"`

@@ -17,16 +17,14 @@ func ValidJSON(b []byte) bool {
 }
 
 func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
+	for i < len(b) && isWS(b[i]) {
+		i++
 	}
 	return i
 }
+
+// isWS reports whether c is JSON whitespace (RFC 8259).
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func syntaxErr(i int, reason string) *ParseError {
 	return &ParseError{Offset: i, Reason: reason}

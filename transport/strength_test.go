@@ -227,7 +227,7 @@ func TestDecodeNotAnObject(t *testing.T) {
 	}
 	for body, reason := range map[string]string{
 		`[{}]`:  "batches are not supported",
-		` 5 `:   "message is not a JSON object",
+		`5`:     "message is not a JSON object",
 		`"str"`: "message is not a JSON object",
 		// A literal that ends exactly where the body ends is whole.
 		`true`:  "message is not a JSON object",

@@ -95,6 +95,7 @@ type serveConfig struct {
 	HTTPOrigins       []string
 	HTTPHosts         []string
 	MaxTotalQueued    int64
+	IdentityShare     float64
 	AuthFile          string
 	AllowAnonymous    bool
 	AuthorizationURL  string
@@ -136,6 +137,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringSliceVar(&c.HTTPOrigins, "http-allowed-origins", nil, "browser origins (scheme://host[:port]) whose requests POST /rpc serves; any other Origin is refused")
 	fs.StringSliceVar(&c.HTTPHosts, "http-allowed-hosts", nil, "Host names accepted, besides localhost and loopback addresses, by an HTTP listener on loopback (e.g. behind a local proxy)")
 	fs.Int64Var(&c.MaxTotalQueued, "max-total-queued-bytes", 0, "bytes queued across all connections and HTTP answers; past it new work gets OVERLOADED (0: a quarter of the memory limit, cgroup or physical; -1: no limit)")
+	fs.Float64Var(&c.IdentityShare, "identity-queued-share", 0.5, "fraction of --max-total-queued-bytes the framed connections of one identity may hold; past it that identity's new work gets OVERLOADED while others are still served (1: no per-identity bound)")
 	fs.StringVar(&c.AuthFile, "auth-file", "", "YAML file of identities (hashed tokens, client certificates, policies); empty: no authentication")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "run without --auth-file even when listening beyond loopback")
 	fs.StringVar(&c.AuthorizationURL, "auth-authorization-url", "", "absolute http(s) URL where clients get credentials; sent as authorization_url in AUTH_REQUIRED errors (empty: not sent)")
@@ -263,6 +265,9 @@ func (c *serveConfig) validate() error {
 	if c.HTTPTLSClientCA != "" && c.HTTPTLSCert == "" {
 		errs = append(errs, errors.New("--http-tls-client-ca needs --http-tls-cert and --http-tls-key"))
 	}
+	if !(c.IdentityShare > 0 && c.IdentityShare <= 1) {
+		errs = append(errs, fmt.Errorf("--identity-queued-share %v must be above 0 and at most 1", c.IdentityShare))
+	}
 	errs = append(errs, c.validateLocal())
 	return errors.Join(errs...)
 }
@@ -351,6 +356,7 @@ func (c *serveConfig) session() session.Config {
 	s.MaxInflight = c.MaxInflight
 	s.MaxConnections = c.MaxConnections
 	s.MaxQueuedBytes = c.MaxQueuedBytes
+	s.DrainTimeout = c.DrainTimeout
 	dispatch.ConfigureSession(&s)
 	return s
 }

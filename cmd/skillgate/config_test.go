@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/runs"
+	"github.com/skillgate/skillgate/session"
 )
 
 func parseServe(t *testing.T, args ...string) (*serveConfig, error) {
@@ -192,6 +193,24 @@ func TestTotalQueuedBudget(t *testing.T) {
 	cfg.MaxTotalQueued = 100
 	assert.ErrorContains(t, cfg.validate(), "at least one message")
 	assert.Positive(t, memoryLimit(), "this machine's memory is readable")
+}
+
+// --identity-queued-share: half by default, any fraction above 0 up to 1;
+// the budget built from it bounds one identity at that part.
+func TestIdentityQueuedShare(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, cfg.IdentityShare)
+	assert.Equal(t, int64(50<<20), session.NewFairBudget(100<<20, cfg.IdentityShare).OwnerLimit())
+	cfg, err = parseServe(t, "--identity-queued-share", "1")
+	require.NoError(t, err)
+	require.NoError(t, cfg.validate())
+	assert.Zero(t, session.NewFairBudget(100<<20, cfg.IdentityShare).OwnerLimit(), "1: the budget alone")
+	for _, bad := range []string{"0", "-0.5", "1.5", "NaN"} {
+		cfg, err := parseServe(t, "--identity-queued-share", bad)
+		require.NoError(t, err)
+		assert.ErrorContains(t, cfg.validate(), "--identity-queued-share", bad)
+	}
 }
 
 // Initialize's limits come from the flags that own them.

@@ -126,11 +126,12 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		g.close()
 		return nil, err
 	}
-	g.budget = session.NewBudget(cfg.totalQueued(memoryLimit()))
+	g.budget = session.NewFairBudget(cfg.totalQueued(memoryLimit()), cfg.IdentityShare)
 	g.metrics.QueuedBytes(
 		func() float64 { return float64(g.budget.Used()) },
 		func() float64 { return float64(g.budget.Limit()) })
-	log.Info().Int64("max_total_queued_bytes", g.budget.Limit()).Msg("gateway-wide queued bytes budget")
+	log.Info().Int64("max_total_queued_bytes", g.budget.Limit()).Int64("max_identity_queued_bytes", g.budget.OwnerLimit()).
+		Msg("gateway-wide queued bytes budget")
 	sc := cfg.session()
 	sc.Logger = log.With().Str("component", "session").Logger()
 	sc.Metrics = g.metrics
