@@ -40,7 +40,7 @@ func (h *mcpHolder) set(s *mcpfront.Server) {
 func mcpOptions(cfg *serveConfig, d *dispatch.Dispatcher, g *gateway) mcpfront.Options {
 	return mcpfront.Options{
 		Front: d.Front(metrics.FrontMCP), Skills: g.skills, Tools: cfg.MCPTools, MaxSkillTools: cfg.MCPMaxSkillTools,
-		Version: buildVersion(), Logger: g.log.With().Str("component", "mcp").Logger(),
+		Version: buildVersion(), Limiter: g.limiter, Logger: g.log.With().Str("component", "mcp").Logger(),
 	}
 }
 
@@ -53,7 +53,8 @@ func (g *gateway) openMCP(d *dispatch.Dispatcher, maxBody int) error {
 	}
 	g.mcp.set(s)
 	front := d.Front(metrics.FrontMCP)
-	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: front.AuthenticateRequest, MaxBodyBytes: int64(maxBody)}))
+	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: front.AuthenticateRequest, MaxBodyBytes: int64(maxBody),
+		SessionTimeout: g.cfg.MCPSessionIdle, MaxSessions: g.cfg.MCPMaxSessions, Revocations: g.revoked}))
 	return nil
 }
 
