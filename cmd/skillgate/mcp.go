@@ -59,6 +59,8 @@ func (g *gateway) openMCP(d *dispatch.Dispatcher, maxBody int) error {
 	front := d.Front(metrics.FrontMCP)
 	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: front.AuthenticateRequest, MaxBodyBytes: int64(maxBody),
 		SessionTimeout: g.cfg.MCPSessionIdle, MaxSessions: g.cfg.MCPMaxSessions, Revocations: g.revoked}))
+	g.metrics.GaugeFunc("mcp", "sessions", "MCP Streamable HTTP sessions open (bounded by --mcp-max-sessions).",
+		func() float64 { return float64(s.OpenSessions()) })
 	return nil
 }
 
