@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -100,4 +102,72 @@ func TestMCPStdioTwoProcessesOneDataDir(t *testing.T) {
 		assert.Contains(t, structured(t, res), `"blob_id":"blob:`, "process %d", i+1)
 	}
 	assert.DirExists(t, dir+"/instances/1")
+}
+
+// `skillgate serve` wires the session bounds and revocation to /mcp:
+// past --mcp-max-sessions a new session is refused 503 OVERLOADED and the
+// gauge shows the sessions held; a token removed from the auth file ends
+// its session's GET stream at the reload the file watch makes.
+func TestMCPHTTPSessionBoundAndRevocation(t *testing.T) {
+	authFile, full, limited := writeAuthFile(t)
+	g := startGateway(t, "--auth-file", authFile, "--sandbox-workers", "0", "--mcp-max-sessions", "2")
+	url := "http://" + g.addrs["http"] + "/mcp"
+
+	post := func(token, sid, body string) *http.Response {
+		req, err := http.NewRequestWithContext(mcpContext(t), http.MethodPost, url, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	open := func(token string) string {
+		resp := post(token, "", initialize)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		sid := resp.Header.Get("Mcp-Session-Id")
+		require.Less(t, post(token, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode, 300)
+		return sid
+	}
+	revokedSID := open(limited)
+	open(full)
+	assert.Equal(t, http.StatusServiceUnavailable, post(full, "", initialize).StatusCode, "past --mcp-max-sessions")
+	assert.Contains(t, scrape(t, "http://"+g.addrs["metrics"]+"/metrics"), "skillgate_mcp_sessions 2")
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+limited)
+	req.Header.Set("Mcp-Session-Id", revokedSID)
+	stream, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, stream.StatusCode)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_, _ = io.Copy(io.Discard, stream.Body)
+		_ = stream.Body.Close()
+	}()
+
+	content, err := os.ReadFile(authFile)
+	require.NoError(t, err)
+	kept := strings.SplitAfter(string(content), "  - name: docs")[0]
+	require.NoError(t, os.WriteFile(authFile+".tmp", []byte(strings.TrimSuffix(kept, "  - name: docs")), 0o600))
+	require.NoError(t, os.Rename(authFile+".tmp", authFile))
+	select {
+	case <-ended:
+	case <-time.After(mcpTimeout):
+		t.Fatal("the removed token's GET stream outlived the reload")
+	}
+	waitFor(t, "the revoked session's place freed", func() bool {
+		return strings.Contains(scrape(t, "http://"+g.addrs["metrics"]+"/metrics"), "skillgate_mcp_sessions 1")
+	})
+	assert.Equal(t, http.StatusOK, post(full, "", initialize).StatusCode, "a place is free again")
 }
