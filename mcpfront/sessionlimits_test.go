@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -174,6 +175,7 @@ func TestSessionsGlobalCap(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Service Unavailable")
 	assert.Equal(t, 2, g.srv.OpenSessions())
+	assert.Equal(t, 2.0, testutil.ToFloat64(g.srv.opts.Front.Metrics().HTTPRefused.WithLabelValues(refusedSessions)), "both refusals counted")
 }
 
 // A session that sends nothing for the idle timeout is closed: its GET

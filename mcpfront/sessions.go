@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -39,6 +40,7 @@ type sessions struct {
 	revocations *sgauth.Revocations // nil: sessions outlive their credential until they idle out
 	metrics     *metrics.Metrics    // nil in tests that need none
 	log         zerolog.Logger
+	lastFull    atomic.Int64 // unix nanoseconds of the last "every session is taken" warning
 }
 
 // Open returns how many sessions hold a slot, for tests and metrics.
@@ -91,7 +93,7 @@ func (t *sessions) admit(id *sgauth.Identity) (*slot, *refusal) {
 	if n := t.open.Add(1); t.max > 0 && n > t.max {
 		t.open.Add(-1)
 		release()
-		t.log.Warn().Int64("max_sessions", t.max).Msg("MCP session refused: every session is taken (--mcp-max-sessions)")
+		t.full()
 		return nil, &refusal{status: http.StatusServiceUnavailable, retry: overloadRetryAfter,
 			err: transport.AppError(transport.StringOverloaded, "Too many MCP sessions.").
 				WithDetails("every MCP session of this gateway is taken; retry once one has closed or idled out").
@@ -101,6 +103,26 @@ func (t *sessions) admit(id *sgauth.Identity) (*slot, *refusal) {
 	sl.prepaid.Store(true)
 	return sl, nil
 }
+
+// fullWarnEvery spaces the warnings of a full session table, which a
+// flood would otherwise repeat for every request it makes.
+const fullWarnEvery = 10 * time.Second
+
+// full counts a refusal at MaxSessions, warning at most every
+// fullWarnEvery.
+func (t *sessions) full() {
+	if t.metrics != nil {
+		t.metrics.HTTPRefused.WithLabelValues(refusedSessions).Inc()
+	}
+	now, last := time.Now().UnixNano(), t.lastFull.Load()
+	if now-last >= int64(fullWarnEvery) && t.lastFull.CompareAndSwap(last, now) {
+		t.log.Warn().Int64("max_sessions", t.max).Msg("MCP sessions refused: every session is taken (--mcp-max-sessions)")
+	}
+}
+
+// refusedSessions is the skillgate_http_refused_total reason of a new MCP
+// session refused at MaxSessions.
+const refusedSessions = "mcp_sessions"
 
 func (t *sessions) limited(id *sgauth.Identity) {
 	if t.metrics != nil {
@@ -112,7 +134,8 @@ func (t *sessions) limited(id *sgauth.Identity) {
 // front door: RATE_LIMITED with the retry delay.
 func limitRefusal(err error) *refusal {
 	wait := sgauth.ConnRetryAfter
-	if le, ok := err.(*sgauth.LimitError); ok {
+	var le *sgauth.LimitError
+	if errors.As(err, &le) {
 		wait = le.RetryAfter
 	}
 	ms := max(int64(math.Ceil(float64(wait)/float64(time.Millisecond))), 1)
