@@ -315,3 +315,21 @@ func (g *gateway) closeSessions() {
 func (g *gateway) limiterInFlight(name string) (runs, conns int) {
 	return g.srv.opts.Limiter.InFlight(name)
 }
+
+// A session refused for the identity's connection limit uses up nothing
+// of its request rate, as a refused call does not.
+func TestRefusedSessionCostsNoRate(t *testing.T) {
+	authFile := "identities:\n  - name: one\n    class: agent\n    tokens: [" + auth.HashToken(tokenTwo) + "]\n" +
+		"    methods: [\"*\"]\n    namespaces: [\"*\"]\n    limits: {max_connections: 1, requests_per_second: 0.001, burst: 3}\n"
+	g := newGateway(t, gatewayOptions{skillsDir: t.TempDir(), authFile: authFile})
+	cs := g.client(t, tokenTwo, nil) // server/discover and initialize: two of three
+	for range 3 {
+		resp, body := postMCP(t, g.url, tokenTwo, initializeBody)
+		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+		require.Contains(t, body, "too many connections")
+	}
+	require.NoError(t, cs.Close())
+	eventually(t, "the session's connection free", func() bool { return g.srv.OpenSessions() == 0 })
+	resp, body := postMCP(t, g.url, tokenTwo, initializeBody)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the third request of the burst is still there: %s", body)
+}

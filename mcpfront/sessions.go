@@ -71,16 +71,12 @@ type refusal struct {
 	retry  time.Duration
 }
 
-// admit takes what a new session needs: a request from the identity's
-// rate, one of its connections and one of the endpoint's sessions.
+// admit takes what a new session needs: one of the identity's
+// connections, one of the endpoint's sessions and a request from the
+// identity's rate. A refused session takes none of them: a request is
+// charged only once the session is admitted, as a refused call uses up
+// nothing of the rate.
 func (t *sessions) admit(id *sgauth.Identity) (*slot, *refusal) {
-
-	if t.limiter != nil {
-		if ok, wait := t.limiter.Allow(id); !ok {
-			t.limited(id)
-			return nil, limitRefusal(&sgauth.LimitError{Err: sgauth.ErrRateLimited, RetryAfter: wait})
-		}
-	}
 	release := func() {}
 	if t.limiter != nil {
 		r, err := t.limiter.AcquireConn(id)
@@ -98,6 +94,14 @@ func (t *sessions) admit(id *sgauth.Identity) (*slot, *refusal) {
 			err: transport.AppError(transport.StringOverloaded, "Too many MCP sessions.").
 				WithDetails("every MCP session of this gateway is taken; retry once one has closed or idled out").
 				WithRetry(overloadRetryAfter.Milliseconds(), 5)}
+	}
+	if t.limiter != nil {
+		if ok, wait := t.limiter.Allow(id); !ok {
+			t.open.Add(-1)
+			release()
+			t.limited(id)
+			return nil, limitRefusal(&sgauth.LimitError{Err: sgauth.ErrRateLimited, RetryAfter: wait})
+		}
 	}
 	sl := &slot{t: t, id: id, release: release}
 	sl.prepaid.Store(true)
