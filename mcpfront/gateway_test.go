@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -26,11 +27,14 @@ import (
 // HTTP front door as `skillgate serve` mounts it, with the options the
 // tests of resources, visibility and catalog reloads need.
 type gateway struct {
-	d     *dispatch.Dispatcher
-	reg   *skills.Registry
-	blobs *blob.MemStore
-	srv   *Server
-	url   string
+	d        *dispatch.Dispatcher
+	reg      *skills.Registry
+	blobs    *blob.MemStore
+	srv      *Server
+	url      string
+	store    *auth.Store       // nil for an open gateway
+	revs     *auth.Revocations // the sessions' revocations, wired to store's reloads
+	authPath string
 }
 
 type gatewayOptions struct {
@@ -56,18 +60,24 @@ func newGateway(t *testing.T, o gatewayOptions) *gateway {
 	if o.runner == nil {
 		o.runner = cannedRunner{}
 	}
+	limiter := auth.NewLimiter(time.Now)
 	dopts := dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs, Runner: o.runner,
-		Info: dispatch.Info{MaxMessageSize: o.maxMessage}}
+		Info: dispatch.Info{MaxMessageSize: o.maxMessage}, Limiter: limiter}
+	var store *auth.Store
+	var revs *auth.Revocations
+	path := ""
 	if o.authFile != "" {
-		path := filepath.Join(t.TempDir(), "auth.yaml")
+		path = filepath.Join(t.TempDir(), "auth.yaml")
 		require.NoError(t, os.WriteFile(path, []byte(o.authFile), 0o600))
-		store, err := auth.Load(path, auth.Options{Logger: zerolog.Nop()})
+		var err error
+		store, err = auth.Load(path, auth.Options{Logger: zerolog.Nop(), OnReload: func(p *auth.Policy, err error) { revs.Reloaded(p, err) }})
 		require.NoError(t, err)
+		revs = auth.NewRevocations(store)
 		dopts.Authn = store
 	}
 	d := dispatch.New(dopts)
 	opts := o.mcp
-	opts.Front, opts.Skills = d.Front(metrics.FrontMCP), reg
+	opts.Front, opts.Skills, opts.Limiter = d.Front(metrics.FrontMCP), reg, limiter
 	srv, err := New(opts)
 	require.NoError(t, err)
 	hopts := o.http
@@ -77,11 +87,16 @@ func newGateway(t *testing.T, o gatewayOptions) *gateway {
 	if hopts.MaxBodyBytes == 0 {
 		hopts.MaxBodyBytes = 1 << 20
 	}
+	if hopts.Revocations == nil {
+		hopts.Revocations = revs
+	}
 	front := httpfront.New(d.Front(metrics.FrontHTTP), httpfront.Options{MaxBodyBytes: 1 << 20, MaxResponseBytes: o.maxMessage})
 	front.Handle("/mcp", srv.HTTPHandler(hopts))
 	hs := httptest.NewServer(front)
 	t.Cleanup(hs.Close)
-	return &gateway{d: d, reg: reg, blobs: blobs, srv: srv, url: hs.URL + "/mcp"}
+	g := &gateway{d: d, reg: reg, blobs: blobs, srv: srv, url: hs.URL + "/mcp", store: store, revs: revs, authPath: path}
+	t.Cleanup(g.closeSessions) // raw sessions no client closes; before hs.Close
+	return g
 }
 
 // bearer adds "Authorization: Bearer <token>" to every request.

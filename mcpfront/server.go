@@ -44,6 +44,12 @@ type Options struct {
 	Identity *sgauth.Identity
 	// Version is the server version reported at initialize.
 	Version string
+	// Limiter applies identities' request rates to the MCP requests that
+	// do not become a method call (initialize, lists, ping, reads refused
+	// before a call) and their connection limits to HTTP sessions. It must
+	// be the dispatcher's (dispatch.Options.Limiter), so that an identity
+	// has one budget across front doors; nil applies none here.
+	Limiter *sgauth.Limiter
 	Logger  zerolog.Logger
 }
 
@@ -54,6 +60,8 @@ type Server struct {
 
 	mu   sync.Mutex // serializes Refresh
 	have offered    // what the SDK server currently offers
+
+	sessions *sessions // of the HTTP endpoint; nil until HTTPHandler
 }
 
 // New returns a Server offering the catalog as it is now; call Refresh
@@ -76,6 +84,7 @@ func New(opts Options) (*Server, error) {
 			"list_skills and describe_skill browse them; skill files are resources skill://<name>/<version>/<path>.",
 	})
 	s.mcp.AddReceivingMiddleware(s.filterLists)
+	s.mcp.AddReceivingMiddleware(s.limitRequests) // outermost: refused requests cost their token too
 	if opts.Tools != ToolsSkills {
 		s.addProtocolTools()
 	}
@@ -104,8 +113,15 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes int64
 	// SessionTimeout closes a session that has sent no request for this
-	// long; 0 means DefaultSessionTimeout.
+	// long (an open GET stream does not count), freeing what it holds;
+	// 0 means DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the sessions open at once, across identities;
+	// past it a new session is refused 503 OVERLOADED. 0: no bound.
+	MaxSessions int
+	// Revocations closes the sessions whose credential an auth file
+	// reload removed; nil leaves them to idle out.
+	Revocations *sgauth.Revocations
 }
 
 // DefaultSessionTimeout bounds idle sessions: without a bound, every
@@ -136,27 +152,54 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		EventStore:                 events, // a client that lost its stream resumes it with Last-Event-ID
 		Logger:                     slog.New(zerologHandler{log: s.opts.Logger}),
 	})
-	return authenticated(h, opts.Authenticate)
+	t := &sessions{max: int64(max(opts.MaxSessions, 0)), limiter: s.opts.Limiter, revocations: opts.Revocations,
+		log: s.opts.Logger}
+	if s.opts.Front != nil {
+		t.metrics = s.opts.Front.Metrics()
+	}
+	s.sessions = t
+	return authenticated(h, opts.Authenticate, t, opts.MaxBodyBytes)
 }
 
-// withIdentity marks an authenticated request for the SDK's bearer
-// middleware, which is the only way into the token info the SDK passes on.
-func authenticated(next http.Handler, authenticate func(*http.Request) (*sgauth.Identity, error)) http.Handler {
+// authenticated identifies each request and marks it for the SDK's bearer
+// middleware, which is the only way into the token info the SDK passes to
+// every method handler. A request that creates a session (a POST
+// without Mcp-Session-Id carrying an initialize) is admitted by t first, or refused with an HTTP
+// status and a JSON-RPC error before the SDK builds anything. Every answer
+// is marked private.
+func authenticated(next http.Handler, authenticate func(*http.Request) (*sgauth.Identity, error), t *sessions, maxBody int64) http.Handler {
 	bearer := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-		id, _ := r.Context().Value(identityKey{}).(*sgauth.Identity)
-		if id == nil {
+		rc, _ := r.Context().Value(identityKey{}).(*requestCaller)
+		if rc == nil || rc.id == nil {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: id.Name(), Extra: map[string]any{extraIdentity: id}}, nil
+		extra := map[string]any{extraIdentity: rc.id}
+		if rc.slot != nil {
+			extra[extraSlot] = rc.slot
+		}
+		return &auth.TokenInfo{UserID: rc.id.Name(), Extra: extra}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := &privateAnswers{ResponseWriter: rw}
 		id, err := authenticate(r)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
 			http.Error(w, "authentication required: send Authorization: Bearer <token> ("+err.Error()+")", http.StatusUnauthorized)
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+		rc := &requestCaller{id: id}
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			if reqID, init := peekInitialize(r, maxBody); init {
+				sl, no := t.admit(id)
+				if no != nil {
+					no.write(w, reqID)
+					return
+				}
+				defer sl.abandon()
+				rc.slot = sl
+			}
+		}
+		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, rc))
 		if r.Header.Get("Authorization") == "" {
 			// Open mode or a client certificate: the identity is known
 			// already, the SDK's middleware only needs a header to read.
@@ -166,9 +209,19 @@ func authenticated(next http.Handler, authenticate func(*http.Request) (*sgauth.
 	})
 }
 
+// requestCaller is who makes an HTTP request, and the session slot it was
+// admitted with when it creates a session.
+type requestCaller struct {
+	id   *sgauth.Identity
+	slot *slot
+}
+
 type identityKey struct{}
 
-const extraIdentity = "skillgate.identity"
+const (
+	extraIdentity = "skillgate.identity"
+	extraSlot     = "skillgate.slot"
+)
 
 // identity is who makes an MCP request.
 func (s *Server) identity(req mcp.Request) *sgauth.Identity {
@@ -179,6 +232,26 @@ func (s *Server) identity(req mcp.Request) *sgauth.Identity {
 		}
 	}
 	return s.opts.Identity
+}
+
+// slotOf is the session slot a request that creates a session carries.
+func slotOf(req mcp.Request) *slot {
+	if req == nil {
+		return nil
+	}
+	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+		sl, _ := ex.TokenInfo.Extra[extraSlot].(*slot)
+		return sl
+	}
+	return nil
+}
+
+// OpenSessions returns how many Streamable HTTP sessions are open.
+func (s *Server) OpenSessions() int {
+	if s.sessions == nil {
+		return 0
+	}
+	return s.sessions.Open()
 }
 
 func (s *Server) catalog() *skills.Catalog { return s.opts.Skills.Catalog() }

@@ -21,6 +21,7 @@ func (s *Server) invoke(ctx context.Context, req mcp.Request, method string, par
 		return nil, rpcError(transport.AppError(transport.StringAuthRequired, "Authentication required.").
 			WithDetails(ErrNoIdentity.Error()))
 	}
+	markReached(ctx)
 	res, e := s.opts.Front.Serve(ctx, &dispatch.Request{Method: method, Params: params, Identity: id, Remote: "mcp", Notify: notify})
 	if e != nil {
 		return nil, rpcError(e)

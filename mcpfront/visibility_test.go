@@ -230,11 +230,13 @@ func TestIdentityOfALocalSession(t *testing.T) {
 
 // A rate-limited identity gets the protocol's RATE_LIMITED error, with
 // its data, from every kind of MCP request that calls a method: tools of
-// skills and of the protocol, skill files, blobs and prompts.
+// skills and of the protocol, skill files, blobs and prompts. The burst of
+// three is the SDK client's connect (server/discover, then initialize)
+// and one call.
 func TestRateLimitedOnEveryKindOfRequest(t *testing.T) {
 	const token = "sgt_mcp-visibility-limited"
 	authFile := "identities:\n  - name: limited\n    class: agent\n    tokens: [" + auth.HashToken(token) + "]\n" +
-		"    methods: [\"*\"]\n    namespaces: [\"*\"]\n    limits: {requests_per_second: 0.001, burst: 1}\n"
+		"    methods: [\"*\"]\n    namespaces: [\"*\"]\n    limits: {requests_per_second: 0.001, burst: 3}\n"
 	g := newGateway(t, gatewayOptions{skillsDir: visibilitySkills(t), authFile: authFile})
 	cs := g.client(t, token, nil)
 	ctx := t.Context()

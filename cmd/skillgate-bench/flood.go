@@ -28,6 +28,11 @@ type floodConfig struct {
 	Duration       time.Duration // how long each scenario floods
 	MaxQueued      int           // the gateway's --max-queued-bytes
 	WriteTimeout   time.Duration // the gateway's --write-timeout
+
+	Scenarios         string // comma-separated: framed, http, mcp, upload
+	MCPMaxSessions    int    // the gateway's --mcp-max-sessions
+	MaxBlobStoreBytes int64  // the gateway's --max-blob-store-bytes
+	UploadSize        int64  // the size_bytes of each unfinished upload
 }
 
 // floodRow is what one scenario measured: the gateway's RSS before, at its
@@ -49,17 +54,39 @@ func cmdFlood(ctx context.Context, args []string, stdout io.Writer, log zerolog.
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long each scenario floods")
 	fs.IntVar(&cfg.MaxQueued, "max-queued-bytes", 8<<20, "the gateway's --max-queued-bytes")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", 5*time.Second, "the gateway's --write-timeout")
+	fs.StringVar(&cfg.Scenarios, "scenarios", "framed,http,mcp,upload", "floods to run: framed and http (clients that never read), mcp and upload (state left behind)")
+	fs.IntVar(&cfg.MCPMaxSessions, "mcp-max-sessions", 1024, "the gateway's --mcp-max-sessions")
+	fs.Int64Var(&cfg.MaxBlobStoreBytes, "max-blob-store-bytes", 64<<20, "the gateway's --max-blob-store-bytes")
+	fs.Int64Var(&cfg.UploadSize, "upload-size", 8<<20, "the size_bytes of each upload the upload flood begins and never finishes")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if cfg.Clients < 1 || cfg.Duration <= 0 || cfg.ConnsPerClient < 1 {
-		return fmt.Errorf("%w: --clients, --http-conns and --duration must be positive", errUsage)
+	if cfg.Clients < 1 || cfg.Duration <= 0 || cfg.ConnsPerClient < 1 || cfg.UploadSize < 1 || cfg.MaxBlobStoreBytes < 1 {
+		return fmt.Errorf("%w: --clients, --http-conns, --duration, --upload-size and --max-blob-store-bytes must be positive", errUsage)
 	}
-	rows, err := runFlood(ctx, cfg, log)
+	which := map[string]bool{}
+	for _, sc := range strings.Split(cfg.Scenarios, ",") {
+		switch sc = strings.TrimSpace(sc); sc {
+		case "framed", "http", "mcp", "upload":
+			which[sc] = true
+		default:
+			return fmt.Errorf("%w: --scenarios takes framed, http, mcp and upload, not %q", errUsage, sc)
+		}
+	}
+	rows, err := runFlood(ctx, cfg, which, log)
 	if err != nil {
 		return err
 	}
-	writeFloodTable(stdout, cfg, rows)
+	if len(rows) > 0 {
+		writeFloodTable(stdout, cfg, rows)
+	}
+	res, err := runResourceFloods(ctx, cfg, which, log)
+	if err != nil {
+		return err
+	}
+	if len(res) > 0 {
+		writeResourceFloodTable(stdout, cfg, res)
+	}
 	return nil
 }
 
@@ -70,7 +97,7 @@ type floodGateway struct {
 	done                  chan struct{}
 }
 
-func startFloodGateway(ctx context.Context, cfg floodConfig) (*floodGateway, error) {
+func startFloodGateway(ctx context.Context, cfg floodConfig, extra ...string) (*floodGateway, error) {
 	g := &floodGateway{done: make(chan struct{})}
 	for _, a := range []*string{&g.framed, &g.http, &g.metrics} {
 		addr, err := freeAddr()
@@ -83,6 +110,7 @@ func startFloodGateway(ctx context.Context, cfg floodConfig) (*floodGateway, err
 		"--log-level", "error", "--init-timeout", "0", "--keepalive-interval", "1h", "--keepalive-timeout", "1h",
 		"--max-queued-bytes", strconv.Itoa(cfg.MaxQueued), "--write-timeout", cfg.WriteTimeout.String(),
 		"--sandbox-workers", "0", "--drain-timeout", "1s")
+	g.cmd.Args = append(g.cmd.Args, extra...)
 	g.cmd.Env = serverEnv()
 	g.cmd.Stdout, g.cmd.Stderr = io.Discard, os.Stderr
 	if err := g.cmd.Start(); err != nil {
@@ -116,20 +144,24 @@ func (g *floodGateway) counter(name, label string) int64 {
 }
 
 // runFlood runs each scenario against a fresh gateway.
-func runFlood(ctx context.Context, cfg floodConfig, log zerolog.Logger) ([]floodRow, error) {
+func runFlood(ctx context.Context, cfg floodConfig, which map[string]bool, log zerolog.Logger) ([]floodRow, error) {
 	scenarios := []struct {
+		key    string
 		name   string
 		http   bool
 		init   bool
 		body   string
 		frames int
 	}{
-		{name: "framed, before Initialize (_Keepalive)", body: keepaliveFrame},
-		{name: "framed, after Initialize (load_skills_protocol_guide)", init: true, body: guideFrame},
-		{name: "HTTP POST /rpc (load_skills_protocol_guide)", http: true},
+		{key: "framed", name: "framed, before Initialize (_Keepalive)", body: keepaliveFrame},
+		{key: "framed", name: "framed, after Initialize (load_skills_protocol_guide)", init: true, body: guideFrame},
+		{key: "http", name: "HTTP POST /rpc (load_skills_protocol_guide)", http: true},
 	}
 	var rows []floodRow
 	for _, sc := range scenarios {
+		if !which[sc.key] {
+			continue
+		}
 		g, err := startFloodGateway(ctx, cfg)
 		if err != nil {
 			return nil, err

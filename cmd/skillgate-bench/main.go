@@ -19,7 +19,8 @@ commands:
   idle      hold N idle initialized connections, report the server's RSS per connection
   compare   gateway vs ceiling vs jrpc2 vs sourcegraph, alternated; one table of ratios
   sandbox   sustained trivial run_code at 1 and 4 in flight and cold starts, against a bare python3 spawn loop
-  flood     start a gateway, flood it with clients that never read, report its RSS against the queue limits
+  flood     start a gateway, flood it with clients that never read, and with clients that leave MCP sessions
+            and unfinished uploads behind; report its RSS against the configured bounds
 
 Run "skillgate-bench COMMAND -h" for the flags of a command.
 `

@@ -39,6 +39,8 @@ type serveConfig struct {
 	MCP               bool
 	MCPTools          string
 	MCPMaxSkillTools  int
+	MCPMaxSessions    int
+	MCPSessionIdle    time.Duration
 	MetricsListen     string
 	SkillsDir         string
 	WatchSkills       bool
@@ -121,6 +123,8 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.HTTPTLSKey, "http-tls-key", "", "PEM private key for --http-tls-cert")
 	fs.StringVar(&c.HTTPTLSClientCA, "http-tls-client-ca", "", "PEM CA bundle; when set, HTTPS clients must present a certificate it signed")
 	fs.BoolVar(&c.MCP, "mcp", true, "serve the MCP front door (Streamable HTTP) at /mcp on --http-listen")
+	fs.IntVar(&c.MCPMaxSessions, "mcp-max-sessions", mcpfront.DefaultMaxSessions, "MCP sessions open at once across identities; past it new ones get 503 OVERLOADED (0: no limit)")
+	fs.DurationVar(&c.MCPSessionIdle, "mcp-session-idle-timeout", mcpfront.DefaultSessionTimeout, "close an MCP session that has sent no request for this long, freeing what it holds")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:9400", "address of /metrics, /healthz and /readyz (empty: off)")
 	fs.DurationVar(&c.KeepaliveInterval, "keepalive-interval", d.KeepaliveInterval, "send a _Keepalive after this long without traffic")
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", d.KeepaliveTimeout, "abort with KEEPALIVE when a _Keepalive is unanswered this long")
@@ -267,6 +271,12 @@ func (c *serveConfig) validate() error {
 	}
 	if !(c.IdentityShare > 0 && c.IdentityShare <= 1) {
 		errs = append(errs, fmt.Errorf("--identity-queued-share %v must be above 0 and at most 1", c.IdentityShare))
+	}
+	if c.MCPMaxSessions < 0 {
+		errs = append(errs, errors.New("--mcp-max-sessions must not be negative (0 means no limit)"))
+	}
+	if c.MCPSessionIdle <= 0 {
+		errs = append(errs, errors.New("--mcp-session-idle-timeout must be positive: idle sessions must end"))
 	}
 	errs = append(errs, c.validateLocal())
 	return errors.Join(errs...)

@@ -150,6 +150,23 @@ const operationsPage = "../../docs/operations.md"
 // flagRowRE matches a row of the flag table: "| `--name` |".
 var flagRowRE = regexp.MustCompile("(?m)^\\| `--([a-z0-9-]+)` \\|")
 
+// The MCP session bounds have their defaults and are validated: a
+// negative cap and an idle timeout that never ends sessions are refused.
+func TestMCPSessionFlags(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	assert.Equal(t, 1024, cfg.MCPMaxSessions)
+	assert.Equal(t, 30*time.Minute, cfg.MCPSessionIdle)
+	require.NoError(t, cfg.validate())
+
+	cfg, err = parseServe(t, "--mcp-max-sessions", "-1")
+	require.NoError(t, err)
+	assert.ErrorContains(t, cfg.validate(), "--mcp-max-sessions must not be negative")
+	cfg, err = parseServe(t, "--mcp-session-idle-timeout", "0s")
+	require.NoError(t, err)
+	assert.ErrorContains(t, cfg.validate(), "--mcp-session-idle-timeout must be positive")
+}
+
 func TestSandboxModeFlag(t *testing.T) {
 	cfg, err := parseServe(t)
 	require.NoError(t, err)

@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/mcpfront"
@@ -40,7 +44,7 @@ func (h *mcpHolder) set(s *mcpfront.Server) {
 func mcpOptions(cfg *serveConfig, d *dispatch.Dispatcher, g *gateway) mcpfront.Options {
 	return mcpfront.Options{
 		Front: d.Front(metrics.FrontMCP), Skills: g.skills, Tools: cfg.MCPTools, MaxSkillTools: cfg.MCPMaxSkillTools,
-		Version: buildVersion(), Logger: g.log.With().Str("component", "mcp").Logger(),
+		Version: buildVersion(), Limiter: g.limiter, Logger: g.log.With().Str("component", "mcp").Logger(),
 	}
 }
 
@@ -53,7 +57,10 @@ func (g *gateway) openMCP(d *dispatch.Dispatcher, maxBody int) error {
 	}
 	g.mcp.set(s)
 	front := d.Front(metrics.FrontMCP)
-	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: front.AuthenticateRequest, MaxBodyBytes: int64(maxBody)}))
+	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: front.AuthenticateRequest, MaxBodyBytes: int64(maxBody),
+		SessionTimeout: g.cfg.MCPSessionIdle, MaxSessions: g.cfg.MCPMaxSessions, Revocations: g.revoked}))
+	g.metrics.GaugeFunc("mcp", "sessions", "MCP Streamable HTTP sessions open (bounded by --mcp-max-sessions).",
+		func() float64 { return float64(s.OpenSessions()) })
 	return nil
 }
 
@@ -95,7 +102,7 @@ func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 	if g.skills, err = openSkills(cfg, log, g.metrics, g.mcp.refresh); err != nil {
 		return err
 	}
-	if g.blobs, err = openBlobs(g.ctx, cfg, log, g.metrics); err != nil {
+	if g.blobs, err = openLocalBlobs(g.ctx, cfg, log, g.metrics); err != nil {
 		return err
 	}
 	var unavailable string
@@ -129,5 +136,40 @@ func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 	}
 	g.mcp.set(s)
 	log.Info().Str("version", buildVersion()).Msg("skillgate mcp serving on stdio")
-	return s.Run(g.ctx, &mcp.StdioTransport{})
+	return s.Run(g.ctx, mcpfront.StdioTransport(os.Stdin, os.Stdout, log.With().Str("component", "mcp").Logger()))
+}
+
+// maxInstanceDirs bounds the instance directories tried under a
+// --data-dir that another process holds.
+const maxInstanceDirs = 64
+
+// openLocalBlobs opens the blob store of `skillgate mcp`. Desktop hosts
+// start one process per window or per client, all with the same
+// --data-dir, and a blob store directory serves one process at a time: a
+// process that finds it held takes the first free instance directory
+// under it (--data-dir/instances/<n>) for its blobs and run records, which
+// it then does not share with the others, and says so.
+func openLocalBlobs(ctx context.Context, cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (blob.Store, error) {
+	store, err := openBlobs(ctx, cfg, log, m)
+	if !errors.Is(err, blob.ErrStoreLocked) || cfg.DataDir == "" {
+		return store, err
+	}
+	base := cfg.DataDir
+	for n := 1; n <= maxInstanceDirs; n++ {
+		inst := *cfg
+		inst.DataDir = filepath.Join(base, "instances", strconv.Itoa(n))
+		store, err = openBlobs(ctx, &inst, log, m)
+		if errors.Is(err, blob.ErrStoreLocked) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		log.Warn().Str("data_dir", base).Str("instance_dir", inst.DataDir).
+			Msg("another skillgate process holds --data-dir: this one keeps its blobs and runs in an instance directory of its own, not shared with it (give each MCP host entry its own --data-dir to choose)")
+		cfg.DataDir = inst.DataDir // the run records go with the blobs they name
+		return store, nil
+	}
+	return nil, fmt.Errorf("--data-dir %s: it and its %d instance directories are all held by other skillgate processes; "+
+		"give this one a --data-dir of its own: %w", base, maxInstanceDirs, blob.ErrStoreLocked)
 }
