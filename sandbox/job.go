@@ -28,7 +28,7 @@ const (
 // class of such a name is reported as UserTypePrefix + name.
 var reservedTypes = map[string]bool{
 	ErrTypeTimeout: true, ErrTypeMemory: true, ErrTypeOutputTooLarge: true, ErrTypeSandbox: true,
-	ErrTypeInvalidOutput: true, "CANCELLED": true, "INTERRUPTED": true,
+	ErrTypeInvalidOutput: true, "CANCELLED": true, "INTERRUPTED": true, "VALIDATION_ERROR": true,
 }
 
 // UserTypePrefix marks a user exception class whose name is a reserved
