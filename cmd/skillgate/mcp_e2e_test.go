@@ -179,6 +179,16 @@ func TestMCPStdio(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, textOf(res), "ValueError")
 
+	// run_code takes bash too: an Agent Skill's bundled script, run from
+	// its folder, its output file an output blob.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+		"language": "bash", "mount_skills": []string{"csv-report"},
+		"code": "printf 'a,b\\n1,\\n' > /tmp/in.csv && cd /skills/csv-report && python3 scripts/summarize.py /tmp/in.csv /workspace/outputs/s.json"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, textOf(res))
+	assert.Contains(t, structured(t, res), `"exit_code":0`)
+	assert.Contains(t, structured(t, res), `"s.json":"blob:`)
+
 	// Output blobs come back as resource links, readable as blob:// resources.
 	blob, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_blob", Arguments: map[string]any{"content": "the cat saw the cat"}})
 	require.NoError(t, err)
