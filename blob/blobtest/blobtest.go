@@ -117,6 +117,9 @@ func Run(t *testing.T, open Open, opts Options) {
 	t.Run("Uploads", s.testUploads)
 	t.Run("UploadRefusals", s.testUploadRefusals)
 	t.Run("UploadSweep", s.testUploadSweep)
+	t.Run("UploadFinishOnce", s.testUploadFinishOnce)
+	t.Run("UploadChunkRace", s.testUploadChunkRace)
+	t.Run("PendingUploadsCap", s.testPendingUploadsCap)
 	if opts.Replicas {
 		t.Run("Replicas", s.testReplicas)
 	}
