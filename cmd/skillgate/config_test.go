@@ -12,6 +12,9 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 func parseServe(t *testing.T, args ...string) (*serveConfig, error) {
@@ -180,4 +183,25 @@ func TestInitializeLimitsFromFlags(t *testing.T) {
 	assert.Equal(t, int64(60000), l.MaxRunTimeoutMS)
 	assert.Positive(t, l.MaxOutputBytes)
 	assert.Positive(t, l.LogsPreviewBytes)
+}
+
+func TestUploadAndRunOutputBounds(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	assert.Equal(t, blob.DefaultMaxPendingUploads, cfg.MaxPendingUploads)
+	assert.Equal(t, int64(sandbox.DefaultMaxRunOutputBytes), cfg.MaxRunOutputBytes)
+	assert.Equal(t, int64(sandbox.DefaultMaxRunOutputBytes), cfg.sandbox(zerolog.Nop()).MaxRunOutputBytes)
+	cfg, err = parseServe(t, "--max-pending-uploads", "3", "--max-run-output-bytes", "1048576")
+	require.NoError(t, err)
+	require.NoError(t, cfg.validate())
+	assert.Equal(t, 3, cfg.MaxPendingUploads)
+	assert.Equal(t, int64(1<<20), cfg.sandbox(zerolog.Nop()).MaxRunOutputBytes)
+	for flag, msg := range map[string]string{
+		"--max-pending-uploads":  "--max-pending-uploads must be at least 1",
+		"--max-run-output-bytes": "--max-run-output-bytes must be positive",
+	} {
+		cfg, err = parseServe(t, flag, "0")
+		require.NoError(t, err)
+		assert.ErrorContains(t, cfg.validate(), msg)
+	}
 }
