@@ -114,6 +114,7 @@ func Run(t *testing.T, open Open, opts Options) {
 	t.Run("LargeStreamed", s.testLarge)
 	t.Run("Objects", s.testObjects)
 	t.Run("ObjectKeys", s.testObjectKeys)
+	t.Run("CreateObject", s.testCreateObject)
 	t.Run("Uploads", s.testUploads)
 	t.Run("UploadRefusals", s.testUploadRefusals)
 	t.Run("UploadSweep", s.testUploadSweep)
