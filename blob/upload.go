@@ -26,9 +26,13 @@ const (
 	// DefaultMaxPendingUploads is how many unfinished uploads one owner
 	// may have at once.
 	DefaultMaxPendingUploads = 16
-	uploadIDPrefix           = "upload:"
-	uploadsPrefix            = "uploads/"
-	uploadMetaName           = "meta"
+	// DefaultClaimTimeout: a finish's claim on its upload that was not
+	// refreshed for this long belongs to a gateway that died mid-finish,
+	// and another finish takes it over.
+	DefaultClaimTimeout = 10 * time.Second
+	uploadIDPrefix      = "upload:"
+	uploadsPrefix       = "uploads/"
+	uploadMetaName      = "meta"
 	// uploadClaimName is the object a finish creates to claim the upload:
 	// of concurrent finishes, on any replicas, only its creator goes on.
 	uploadClaimName = "finish"
@@ -48,8 +52,10 @@ type UploadOptions struct {
 	// MaxPending bounds the unfinished uploads of one owner; 0:
 	// DefaultMaxPendingUploads.
 	MaxPending int
-	TTL        time.Duration
-	Now        func() time.Time
+	// ClaimTimeout: see DefaultClaimTimeout; 0 means that.
+	ClaimTimeout time.Duration
+	TTL          time.Duration
+	Now          func() time.Time
 }
 
 // Uploads are chunked, resumable uploads that end as a blob. Everything
@@ -86,6 +92,11 @@ type uploadMeta struct {
 	// the metadata of an upload begun before it was kept, whose chunks
 	// are then listed.
 	Received *int64 `json:"received,omitempty"`
+	// BlobID is the id the finished blob gets, fixed at Begin, so that
+	// finishes that overlap (one taking over the claim of a gateway that
+	// died, or that died after storing the blob) make one blob; empty
+	// for uploads begun before it was kept.
+	BlobID string `json:"blob_id,omitempty"`
 }
 
 // NewUploads returns the uploads kept in store.
@@ -101,6 +112,9 @@ func NewUploads(store Store, opts UploadOptions) *Uploads {
 	}
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = DefaultMaxPendingUploads
+	}
+	if opts.ClaimTimeout <= 0 {
+		opts.ClaimTimeout = DefaultClaimTimeout
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -128,7 +142,7 @@ func (u *Uploads) Begin(ctx context.Context, owner, kind string, size int64) (st
 		return "", fmt.Errorf("begin upload: %w", err)
 	}
 	var zero int64
-	if err := u.putMeta(ctx, id, uploadMeta{Owner: owner, Kind: kind, Size: size, Created: u.opts.Now().UTC(), Received: &zero}); err != nil {
+	if err := u.putMeta(ctx, id, uploadMeta{Owner: owner, Kind: kind, Size: size, Created: u.opts.Now().UTC(), Received: &zero, BlobID: u.store.NewID()}); err != nil {
 		_ = u.obj.DeleteObject(context.WithoutCancel(ctx), ownerMarker(owner, id))
 		return "", fmt.Errorf("begin upload: %w", err)
 	}
@@ -138,7 +152,9 @@ func (u *Uploads) Begin(ctx context.Context, owner, kind string, size int64) (st
 // mark records upload id under its owner, unless the owner has
 // MaxPending unfinished uploads already. The marker is created first and
 // the owner's markers counted after, so that replicas beginning uploads
-// at once can refuse one too many but never take one too many.
+// at once may refuse begins that would have fit (a retry succeeds) but
+// never take one too many. Within a process, begins of one owner take
+// turns and are exact.
 func (u *Uploads) mark(ctx context.Context, owner, id string) error {
 	defer u.byUser.lock(owner)()
 	marker := ownerMarker(owner, id)
@@ -359,9 +375,12 @@ func (u *Uploads) readChunk(ctx context.Context, c chunk) ([]byte, error) {
 // sha256 (lowercase hex) that differs from the content keeps nothing: the
 // blob is removed, the upload too (ErrChecksumMismatch). Of several
 // finishes of one upload, on any replicas, exactly one makes the blob:
-// the others fail with ErrUploadFinishing while it works, and with
-// ErrUploadNotFound once it is done. A finish that fails otherwise (a
-// full store) leaves the upload to be finished again.
+// it claims the upload, and the others wait for the claim to go, then
+// fail with ErrUploadNotFound (or ErrUploadFinishing when the claim
+// outlasts ClaimTimeout and its holder still refreshes it). A claim
+// whose holder died is taken over once it is ClaimTimeout old. A finish
+// that fails otherwise (a full store) leaves the upload to be finished
+// again.
 func (u *Uploads) Finish(ctx context.Context, id string, opts PutOptions, sum string) (Info, error) {
 	if err := ValidateUploadID(id); err != nil {
 		return Info{}, fmt.Errorf("finish upload: %w", err)
@@ -371,12 +390,12 @@ func (u *Uploads) Finish(ctx context.Context, id string, opts PutOptions, sum st
 		return Info{}, fmt.Errorf("finish upload: %w", err)
 	}
 	claim := u.key(id, uploadClaimName)
-	if err := u.obj.CreateObject(ctx, claim, nil); errors.Is(err, ErrObjectExists) {
-		return Info{}, fmt.Errorf("finish upload %s: %w", id, ErrUploadFinishing)
-	} else if err != nil {
+	if err := u.claim(ctx, id, opts.Owner, claim); err != nil {
 		return Info{}, fmt.Errorf("finish upload: %w", err)
 	}
+	stop := u.keepClaim(claim)
 	info, err := u.finishClaimed(ctx, id, opts, strings.ToLower(sum))
+	stop()
 	switch {
 	case err == nil, errors.Is(err, ErrChecksumMismatch):
 		u.remove(context.WithoutCancel(ctx), id, opts.Owner)
@@ -387,6 +406,68 @@ func (u *Uploads) Finish(ctx context.Context, id string, opts PutOptions, sum st
 		return Info{}, fmt.Errorf("finish upload: %w", err)
 	}
 	return info, nil
+}
+
+// claim creates the upload's claim object. While another finish holds a
+// fresh claim, claim waits: until the claim goes (with the upload, which
+// is then ErrUploadNotFound, or given back after a failure), until it is
+// stale (its holder died: taken over), or until ClaimTimeout and a bit
+// more passed (ErrUploadFinishing). Finishes that take over a claim at
+// once make one blob still: the blob's id is fixed at Begin.
+func (u *Uploads) claim(ctx context.Context, id, owner, key string) error {
+	timeout := u.opts.ClaimTimeout
+	poll := min(timeout/20, 100*time.Millisecond)
+	deadline := time.Now().Add(timeout + timeout/4)
+	for {
+		err := u.obj.CreateObject(ctx, key, nil)
+		if !errors.Is(err, ErrObjectExists) {
+			return err
+		}
+		rc, info, err := u.obj.GetObject(ctx, key)
+		switch {
+		case err == nil:
+			_ = rc.Close()
+			if info.Modified.Before(u.opts.Now().Add(-timeout)) {
+				return u.obj.PutObject(ctx, key, bytes.NewReader(nil))
+			}
+		case !errors.Is(err, ErrObjectNotFound):
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("upload %s: %w", id, ErrUploadFinishing)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+		if _, err := u.meta(ctx, owner, id); err != nil {
+			return err
+		}
+	}
+}
+
+// keepClaim refreshes the claim object while a finish works, so that it
+// never looks abandoned; the returned stop ends that and waits for it.
+func (u *Uploads) keepClaim(key string) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(u.opts.ClaimTimeout / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = u.obj.PutObject(context.Background(), key, bytes.NewReader(nil))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
 }
 
 // finishClaimed streams the chunks of a claimed upload into a blob. The
@@ -401,9 +482,20 @@ func (u *Uploads) finishClaimed(ctx context.Context, id string, opts PutOptions,
 		return Info{}, fmt.Errorf("%d of %d bytes received: %w", got, m.Size, ErrInvalidUpload)
 	}
 	opts.Kind, opts.SHA256, opts.Size, opts.upload = m.Kind, sum, m.Size, id
+	blobID := m.BlobID
+	if blobID == "" {
+		blobID = u.store.NewID()
+	}
 	cr := &chunkReader{ctx: ctx, u: u, chunks: chunks}
-	info, err := u.store.Put(ctx, u.store.NewID(), opts, cr)
+	info, err := u.store.Put(ctx, blobID, opts, cr)
 	cr.close()
+	if errors.Is(err, ErrExists) {
+		// An earlier finish stored the blob and did not get to remove
+		// the upload: that blob is the answer.
+		if prev, serr := u.store.Stat(ctx, blobID); serr == nil && prev.Owner == opts.Owner && prev.SHA256 == sum {
+			return prev, nil
+		}
+	}
 	if err != nil {
 		return Info{}, err
 	}

@@ -320,7 +320,7 @@ func (d *Dispatcher) completeRun(ctx context.Context, call *Call, run *runs.Run,
 		stored.discard()
 		return d.runFailed(ctx, call, run, req, err)
 	}
-	out, err := d.runResult(keep, call, job.RunID, req, res, stored)
+	out, err := d.runResult(job.RunID, req, res, stored)
 	if err != nil {
 		call.Log(zerolog.WarnLevel).Str("run_id", job.RunID).Str("what", req.label).AnErr("cause", err).
 			Msg("run completed but its output blobs could not be stored; nothing of it was kept")
@@ -384,7 +384,7 @@ func (d *Dispatcher) loadInputs(ctx context.Context, call *Call, ids []string) (
 // store refuses fails it too, except for a full store, which is the
 // STORAGE_FULL error of the call: the run's work is lost and a retry can
 // succeed. A failed run keeps none of its blobs.
-func (d *Dispatcher) runResult(ctx context.Context, call *Call, runID string, req *runRequest, res *sandbox.Result, stored *outputStore) (*RunResult, error) {
+func (d *Dispatcher) runResult(runID string, req *runRequest, res *sandbox.Result, stored *outputStore) (*RunResult, error) {
 	out := &RunResult{
 		Status: res.Status, RunID: runID, LogsPreview: res.Logs, OutputBlobs: []string{},
 		DurationMS: res.Duration.Milliseconds(),

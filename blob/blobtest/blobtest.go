@@ -119,6 +119,7 @@ func Run(t *testing.T, open Open, opts Options) {
 	t.Run("UploadRefusals", s.testUploadRefusals)
 	t.Run("UploadSweep", s.testUploadSweep)
 	t.Run("UploadFinishOnce", s.testUploadFinishOnce)
+	t.Run("UploadClaimTakeover", s.testUploadClaimTakeover)
 	t.Run("UploadChunkRace", s.testUploadChunkRace)
 	t.Run("PendingUploadsCap", s.testPendingUploadsCap)
 	if opts.Replicas {
