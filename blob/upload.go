@@ -460,7 +460,11 @@ func (u *Uploads) keepClaim(key string) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				_ = u.obj.PutObject(context.Background(), key, bytes.NewReader(nil))
+				// Bounded, so that a store that stops answering cannot
+				// keep the finish from returning.
+				ctx, cancel := context.WithTimeout(context.Background(), u.opts.ClaimTimeout)
+				_ = u.obj.PutObject(ctx, key, bytes.NewReader(nil))
+				cancel()
 			}
 		}
 	}()
