@@ -47,6 +47,15 @@ type PutOptions struct {
 	// nothing. Knowing it up front lets a backend store the blob in one
 	// pass (S3 writes it straight to its key with the digest as metadata).
 	SHA256 string
+	// Size, when positive, is the content's length as the caller knows it
+	// (a file's size): the size limit and the quotas are checked against
+	// it before any byte is read, so a writer that cannot fit is refused
+	// without reading its content. The bytes read are checked again.
+	Size int64
+
+	// upload is the id of the upload this Put finishes: its chunks' hold
+	// on the quotas becomes the blob's bytes.
+	upload string
 }
 
 // checkSum compares a computed digest with the expected one, if any.

@@ -39,4 +39,11 @@
 // stores each chunk as an object keyed by its offset (re-sending one is
 // harmless), Finish streams the chunks in order into Put and checks the
 // SHA-256. An upload that gets no chunk for an hour is swept.
+//
+// Uploads stay bounded: an owner has at most UploadOptions.MaxPending
+// unfinished uploads, and a store that enforces quotas (FSStore,
+// MemStore) counts every chunk against them as it is stored. Chunks and
+// the finish claim are created with Objects.CreateObject, so that racing
+// chunks at one offset keep one version and exactly one of racing
+// finishes makes the blob.
 package blob

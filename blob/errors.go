@@ -36,6 +36,8 @@ var (
 var (
 	// ErrObjectNotFound: no object under that key.
 	ErrObjectNotFound = errors.New("object not found")
+	// ErrObjectExists: CreateObject found an object under the key.
+	ErrObjectExists = errors.New("object already exists")
 	// ErrInvalidKey: an object key outside the allowed form (see ValidateKey).
 	ErrInvalidKey = errors.New("invalid object key")
 	// ErrUploadNotFound: no pending upload with that id for this owner
@@ -45,6 +47,9 @@ var (
 	// before the offset, an overlap with different bytes, bytes past the
 	// declared size, a finish before all bytes arrived); see the message.
 	ErrInvalidUpload = errors.New("invalid upload request")
+	// ErrUploadFinishing: another finish of the same upload holds it;
+	// that call makes the blob, and the upload is gone once it has.
+	ErrUploadFinishing = errors.New("upload is being finished by another call")
 	// ErrChecksumMismatch: finish_upload's sha256 differs from the content;
 	// nothing was kept.
 	ErrChecksumMismatch = errors.New("sha256 does not match the uploaded content")

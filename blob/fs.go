@@ -148,9 +148,10 @@ func (s *FSStore) scan() error {
 		}
 	}
 	removed += s.obj.removeTemps()
+	s.scanUploads()
 	count, bytes := s.idx.usage()
 	s.log.Info().Str("dir", s.opts.Dir).Int("blobs", count).Int64("bytes", bytes).
-		Int("removed_partial", removed).Msg("blob store opened")
+		Int64("pending_upload_bytes", s.idx.pendingUsage()).Int("removed_partial", removed).Msg("blob store opened")
 	return nil
 }
 
@@ -189,6 +190,9 @@ func (s *FSStore) NewID() string { return NewID() }
 // Put implements Store. A full disk or descriptor table fails it
 // with a *StorageFullError; the temp file is removed either way.
 func (s *FSStore) Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (Info, error) {
+	if opts.Size > s.opts.MaxBlobSize {
+		return Info{}, fmt.Errorf("put %s: %w", id, tooLarge(opts.Size, s.opts.MaxBlobSize))
+	}
 	kind, err := s.idx.startPut(id, opts)
 	if err != nil {
 		return Info{}, err
@@ -231,7 +235,7 @@ func (s *FSStore) write(ctx context.Context, id string, opts PutOptions, r io.Re
 	if err := checkSum(opts.SHA256, info.SHA256); err != nil {
 		return Info{}, err
 	}
-	if err := s.idx.admit(id, opts.Owner, n, opts.OwnerQuota); err != nil {
+	if err := s.idx.admit(id, opts.Owner, n, opts.OwnerQuota, opts.upload); err != nil {
 		return Info{}, err
 	}
 	if err := finishFile(f, info); err != nil {

@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,36 +37,66 @@ func (o fsObjects) PutObject(ctx context.Context, key string, r io.Reader) error
 	return nil
 }
 
-func (o fsObjects) write(ctx context.Context, p string, r io.Reader) error {
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+// CreateObject writes a temp file and hard-links it to the key's path:
+// link(2) fails when the path exists, and is atomic.
+func (o fsObjects) CreateObject(ctx context.Context, key string, data []byte) error {
+	if err := ValidateKey(key); err != nil {
+		return fmt.Errorf("create object: %w", err)
 	}
-	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	p := o.path(key)
+	tmp, err := o.temp(ctx, p, bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("create object %s: %w", key, asStorageFull(err))
+	}
+	err = os.Link(tmp, p)
+	_ = os.Remove(tmp)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create object %s: %w", key, ErrObjectExists)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(p))
+	}
+	if err != nil {
+		return fmt.Errorf("create object %s: %w", key, asStorageFull(err))
+	}
+	return nil
+}
+
+func (o fsObjects) write(ctx context.Context, p string, r io.Reader) error {
+	tmp, err := o.temp(ctx, p, r)
 	if err != nil {
 		return err
 	}
-	done := false
-	defer func() {
-		if !done {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
+	if err := os.Rename(tmp, p); err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	return syncDir(filepath.Dir(p))
+}
+
+// temp writes r into a synced hidden temp file beside p and returns its
+// path; on error nothing is left.
+func (o fsObjects) temp(ctx context.Context, p string, r io.Reader) (string, error) {
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
 	}
-	if err := f.Close(); err != nil {
-		return err
+	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if err != nil {
+		return "", err
 	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		return err
+	_, err = io.Copy(f, ctxReader{ctx, r})
+	if err == nil {
+		err = f.Sync()
 	}
-	done = true
-	return syncDir(dir)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 func (o fsObjects) GetObject(_ context.Context, key string) (io.ReadCloser, ObjectInfo, error) {

@@ -12,6 +12,9 @@ const (
 	FullFiles      = "files"       // the process is out of file descriptors
 	FullStoreQuota = "store_quota" // the store's own byte quota
 	FullOwnerQuota = "owner_quota" // the owner's byte quota
+	// FullPendingUploads: the owner has as many unfinished uploads as it
+	// may have at once.
+	FullPendingUploads = "pending_uploads"
 )
 
 // StorageFullError says why a Put could not keep its blob. Its text is
@@ -19,21 +22,44 @@ const (
 type StorageFullError struct {
 	Reason string // one of the Full* constants
 	// Limit, Used and Need are byte counts of a quota (zero for the disk
-	// and file descriptors, whose state the store does not track).
+	// and file descriptors, whose state the store does not track), or
+	// counts of uploads for FullPendingUploads.
 	Limit, Used, Need int64
-	cause             error // the system error, for the gateway's own log
+	// Pending is the part of Used that unfinished uploads hold.
+	Pending int64
+	chunk   bool  // an upload's chunk asked, not a blob
+	cause   error // the system error, for the gateway's own log
 }
 
 func (e *StorageFullError) Error() string {
+	what := "this blob"
+	if e.chunk {
+		what = "this chunk"
+	}
 	switch e.Reason {
 	case FullStoreQuota:
-		return fmt.Sprintf("the gateway's blob store holds %d of its %d bytes; this blob needs %d more", e.Used, e.Limit, e.Need)
+		return fmt.Sprintf("the gateway's blob store holds %d of its %d bytes%s; %s needs %d more",
+			e.Used, e.Limit, e.pendingNote(), what, e.Need)
 	case FullOwnerQuota:
-		return fmt.Sprintf("this identity's blobs hold %d of its %d bytes; this blob needs %d more", e.Used, e.Limit, e.Need)
+		if e.Pending > 0 {
+			return fmt.Sprintf("this identity's blobs and unfinished uploads hold %d of its %d bytes%s; %s needs %d more",
+				e.Used, e.Limit, e.pendingNote(), what, e.Need)
+		}
+		return fmt.Sprintf("this identity's blobs hold %d of its %d bytes; %s needs %d more", e.Used, e.Limit, what, e.Need)
+	case FullPendingUploads:
+		return fmt.Sprintf("this identity has %d unfinished uploads, the most it may have at once; "+
+			"finish one, or wait until one expires an hour after its last chunk", e.Used)
 	case FullFiles:
 		return "the gateway is out of file descriptors"
 	}
 	return "the gateway's blob storage is out of disk space"
+}
+
+func (e *StorageFullError) pendingNote() string {
+	if e.Pending == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them in unfinished uploads)", e.Pending)
 }
 
 // Is makes errors.Is(err, ErrStorageFull) true.

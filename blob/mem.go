@@ -47,6 +47,9 @@ func (s *MemStore) NewID() string { return NewID() }
 
 // Put implements Store.
 func (s *MemStore) Put(ctx context.Context, id string, opts PutOptions, r io.Reader) (Info, error) {
+	if opts.Size > s.max {
+		return Info{}, fmt.Errorf("put %s: %w", id, tooLarge(opts.Size, s.max))
+	}
 	kind, err := s.idx.startPut(id, opts)
 	if err != nil {
 		return Info{}, err
@@ -60,7 +63,7 @@ func (s *MemStore) Put(ctx context.Context, id string, opts PutOptions, r io.Rea
 		err = checkSum(opts.SHA256, hex.EncodeToString(sum[:]))
 	}
 	if err == nil {
-		err = s.idx.admit(id, opts.Owner, int64(len(data)), opts.OwnerQuota)
+		err = s.idx.admit(id, opts.Owner, int64(len(data)), opts.OwnerQuota, opts.upload)
 	}
 	if err != nil {
 		s.idx.unreserve(id)

@@ -37,6 +37,19 @@ func (o *memObjects) PutObject(ctx context.Context, key string, r io.Reader) err
 	return nil
 }
 
+func (o *memObjects) CreateObject(_ context.Context, key string, data []byte) error {
+	if err := ValidateKey(key); err != nil {
+		return fmt.Errorf("create object: %w", err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.objs[key]; ok {
+		return fmt.Errorf("create object %s: %w", key, ErrObjectExists)
+	}
+	o.objs[key] = memObject{data: bytes.Clone(data), mod: o.now().UTC()}
+	return nil
+}
+
 func (o *memObjects) GetObject(_ context.Context, key string) (io.ReadCloser, ObjectInfo, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, ObjectInfo{}, fmt.Errorf("get object: %w", err)

@@ -30,11 +30,17 @@ type ObjectInfo struct {
 // never sees a mix of two versions. There is no locking across replicas:
 // a record that several replicas may write at once should be written
 // under keys of its own (one per writer or per event) rather than updated
-// in place. Implementations are safe for concurrent use.
+// in place, or created with CreateObject, of which exactly one of several
+// concurrent writers of a key wins, on any replica. Implementations are
+// safe for concurrent use.
 type Objects interface {
 	// PutObject stores the content of r under key, replacing any object
 	// there. On error nothing of the new content is visible.
 	PutObject(ctx context.Context, key string, r io.Reader) error
+	// CreateObject stores data under key only if no object is there, in
+	// one atomic step (ErrObjectExists otherwise): the way to claim a key
+	// across replicas. data is small (a record or a chunk).
+	CreateObject(ctx context.Context, key string, data []byte) error
 	// GetObject opens key for reading (ErrObjectNotFound when absent);
 	// the caller closes the reader.
 	GetObject(ctx context.Context, key string) (io.ReadCloser, ObjectInfo, error)

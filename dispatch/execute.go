@@ -363,14 +363,17 @@ func (d *Dispatcher) completeRun(ctx context.Context, call *Call, run *runs.Run,
 		}
 	}()
 	job.Observer = observe(run, admitted)
+	// Storing what the run wrote must not be cut short by a cancel that
+	// came too late to stop the run.
+	keep := context.WithoutCancel(ctx)
+	stored := &outputStore{ctx: keep, blobs: d.opts.Blobs, put: func(kind string) blob.PutOptions { return blobPut(call, kind) }}
+	job.Outputs = stored
 	res, err := d.opts.Runner.Run(ctx, job)
 	if err != nil {
+		stored.discard()
 		return d.runFailed(ctx, call, run, req, err)
 	}
-	// The run is over: storing what it wrote must not be cut short by a
-	// cancel that came too late to stop it.
-	keep := context.WithoutCancel(ctx)
-	out, err := d.runResult(keep, call, job.RunID, req, res)
+	out, err := d.runResult(job.RunID, req, res, stored)
 	if err != nil {
 		call.Log(zerolog.WarnLevel).Str("run_id", job.RunID).Str("what", req.label).AnErr("cause", err).
 			Msg("run completed but its output blobs could not be stored; nothing of it was kept")
@@ -378,7 +381,8 @@ func (d *Dispatcher) completeRun(ctx context.Context, call *Call, run *runs.Run,
 	}
 	d.storeLogs(keep, call, run, out)
 	for i, id := range out.OutputBlobs {
-		run.Blob(id, res.OutputBlobs[i].Kind, int64(len(res.OutputBlobs[i].Data)))
+		b := res.OutputBlobs[i]
+		run.Blob(id, b.Kind, max(b.Size, int64(len(b.Data))))
 	}
 	d.finishRun(run, out)
 	d.recordRun(req.kind, out, res.Duration)
@@ -427,12 +431,13 @@ func (d *Dispatcher) loadInputs(ctx context.Context, call *Call, ids []string) (
 	return out, nil
 }
 
-// runResult turns a sandbox result into the run object, storing the blobs
-// the run wrote under the caller's identity. Output that is not a JSON
-// object fails the run (INVALID_OUTPUT); a blob the store refuses fails it
-// too, except for a full store, which is the STORAGE_FULL error of the
-// call: the run's work is lost and a retry can succeed.
-func (d *Dispatcher) runResult(ctx context.Context, call *Call, runID string, req *runRequest, res *sandbox.Result) (*RunResult, error) {
+// runResult turns a sandbox result into the run object, with the blobs
+// the run wrote, which stored has kept under the caller's identity. Output
+// that is not a JSON object fails the run (INVALID_OUTPUT); a blob the
+// store refuses fails it too, except for a full store, which is the
+// STORAGE_FULL error of the call: the run's work is lost and a retry can
+// succeed. A failed run keeps none of its blobs.
+func (d *Dispatcher) runResult(runID string, req *runRequest, res *sandbox.Result, stored *outputStore) (*RunResult, error) {
 	out := &RunResult{
 		Status: res.Status, RunID: runID, LogsPreview: res.Logs, OutputBlobs: []string{},
 		DurationMS: res.Duration.Milliseconds(),
@@ -441,18 +446,24 @@ func (d *Dispatcher) runResult(ctx context.Context, call *Call, runID string, re
 	if res.Status == sandbox.StatusCompleted {
 		output, oerr := objectOutput(res.Output)
 		if oerr == nil {
-			oerr = d.storeOutputs(ctx, call, res.OutputBlobs, out)
-		}
-		if errors.Is(oerr, blob.ErrStorageFull) {
-			return nil, oerr
+			oerr = stored.rest(res.OutputBlobs)
 		}
 		if oerr == nil {
+			out.OutputBlobs = append(out.OutputBlobs, stored.ids...)
 			out.Output = output
 			out.Summary = fmt.Sprintf("%s completed in %d ms%s.", req.label, out.DurationMS, blobNote(len(out.OutputBlobs)))
 			return out, nil
 		}
 		e = outputError(oerr)
-		out.Status, out.OutputBlobs = sandbox.StatusFailed, []string{}
+		out.Status = sandbox.StatusFailed
+	}
+	stored.discard()
+	if errors.Is(stored.err, blob.ErrStorageFull) {
+		return nil, stored.err
+	}
+	if stored.err != nil {
+		// The sandbox failed the run because a blob could not be stored.
+		e = outputError(stored.err)
 	}
 	if e == nil {
 		e = &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: "the run failed without a reason"}
@@ -505,20 +516,50 @@ func outputError(err error) *sandbox.RunError {
 	return &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: err.Error()}
 }
 
-// storeOutputs stores the run's blobs, all or none: when one fails, those
-// already stored are removed, so a failed run leaves nothing behind.
-func (d *Dispatcher) storeOutputs(ctx context.Context, call *Call, blobs []sandbox.OutputBlob, out *RunResult) error {
-	for _, b := range blobs {
-		if _, err := d.opts.Blobs.Put(ctx, b.ID, blobPut(call, b.Kind), bytes.NewReader(b.Data)); err != nil {
-			for _, id := range out.OutputBlobs {
-				_ = d.opts.Blobs.Remove(context.WithoutCancel(ctx), id)
-			}
-			out.OutputBlobs = out.OutputBlobs[:0]
-			return fmt.Errorf("storing output blob %s: %w", b.ID, err)
+// outputStore is the sandbox.OutputSink of a run: it stores each blob the
+// run wrote as the sandbox collects it, streamed from its file. The size
+// of the file is known first, so the store's bound and the identity's
+// quota refuse a blob that cannot fit before any byte of it is read, and
+// the gateway never holds a whole blob in memory. All or none: discard
+// removes what was stored when the run does not complete.
+type outputStore struct {
+	ctx   context.Context
+	blobs blob.Store
+	put   func(kind string) blob.PutOptions
+	ids   []string // stored, in order
+	err   error    // the first failure
+}
+
+// Output implements sandbox.OutputSink.
+func (o *outputStore) Output(b sandbox.OutputBlob, r io.Reader) error {
+	opts := o.put(b.Kind)
+	opts.Size = b.Size
+	if _, err := o.blobs.Put(o.ctx, b.ID, opts, r); err != nil {
+		o.err = fmt.Errorf("storing output blob %s: %w", b.ID, err)
+		return o.err
+	}
+	o.ids = append(o.ids, b.ID)
+	return nil
+}
+
+// rest stores the blobs a Runner returned with their data instead of
+// handing them to the sink.
+func (o *outputStore) rest(blobs []sandbox.OutputBlob) error {
+	for _, b := range blobs[min(len(o.ids), len(blobs)):] {
+		b.Size = int64(len(b.Data))
+		if err := o.Output(b, bytes.NewReader(b.Data)); err != nil {
+			return err
 		}
-		out.OutputBlobs = append(out.OutputBlobs, b.ID)
 	}
 	return nil
+}
+
+// discard removes the blobs stored so far.
+func (o *outputStore) discard() {
+	for _, id := range o.ids {
+		_ = o.blobs.Remove(context.WithoutCancel(o.ctx), id)
+	}
+	o.ids = nil
 }
 
 func blobNote(n int) string {

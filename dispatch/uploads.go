@@ -22,7 +22,12 @@ func uploadErrors() errorTable {
 	return errorTable{
 		{blob.ErrUploadNotFound, func(err error) *transport.Error {
 			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Upload not found.",
-				StringCode: transport.StringUploadNotFound, Details: err.Error() + "; uploads expire an hour after their last chunk"}
+				StringCode: transport.StringUploadNotFound, Details: err.Error() +
+					"; an upload is gone once finished, and expires an hour after its last chunk"}
+		}},
+		{blob.ErrUploadFinishing, func(err error) *transport.Error {
+			return (&ParamError{Param: "upload_id", Reason: "cannot be finished now: " + err.Error() +
+				"; that call answers with the blob, and the upload is gone once it has"}).wire()
 		}},
 		{blob.ErrInvalidUpload, func(err error) *transport.Error {
 			return (&ParamError{Param: "offset", Reason: "cannot be taken: " + err.Error()}).wire()
@@ -97,7 +102,7 @@ func (d *Dispatcher) uploadChunk(ctx context.Context, call *Call) (any, error) {
 	if limit := d.chunkLimit(); int64(len(data)) > limit {
 		return nil, paramErr("content", "holds more than max_chunk_bytes ("+strconv.FormatInt(limit, 10)+") bytes")
 	}
-	got, err := d.uploads.Chunk(ctx, blobOwner(call), id, offset, data)
+	got, err := d.uploads.Chunk(ctx, id, blobPut(call, ""), offset, data)
 	if err != nil {
 		return nil, err
 	}

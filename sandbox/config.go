@@ -20,6 +20,9 @@ const (
 	MaxLogsPreview = 2048
 	// maxErrorMessage bounds RunError.Message.
 	maxErrorMessage = 1024
+	// DefaultMaxRunOutputBytes is Config.MaxRunOutputBytes's default: the
+	// workspace's size, all a run can fill with real (not sparse) data.
+	DefaultMaxRunOutputBytes = 64 << 20
 )
 
 // Config configures a Runner. The zero value of a field means its default
@@ -81,6 +84,11 @@ type Config struct {
 	MaxOutputBlobBytes int64
 	// MaxOutputBlobs bounds len(Job.OutputBlobIDs), default 64.
 	MaxOutputBlobs int
+	// MaxRunOutputBytes bounds the blobs of one run together, by their
+	// files' sizes before any is read (a sparse file counts its full
+	// size); past it the run fails with OUTPUT_TOO_LARGE. Default
+	// DefaultMaxRunOutputBytes.
+	MaxRunOutputBytes int64
 	// WorkDir holds per-run host state (job inputs), default
 	// os.TempDir()/skillgate-sandbox for root; for another user
 	// $XDG_RUNTIME_DIR/skillgate-sandbox, else
@@ -145,6 +153,7 @@ func DefaultConfig() Config {
 		LogsHardCap:        1 << 20,
 		MaxOutputBlobBytes: 16 << 20,
 		MaxOutputBlobs:     64,
+		MaxRunOutputBytes:  DefaultMaxRunOutputBytes,
 		WorkDir:            defaultWorkDir(),
 		UIDBase:            defaultUIDBase,
 		Logger:             zerolog.Nop(),
@@ -186,6 +195,7 @@ func (c Config) withDefaults() Config {
 	setInt(&c.WorkspaceBytes, d.WorkspaceBytes)
 	setInt(&c.LogsHardCap, d.LogsHardCap)
 	setInt(&c.MaxOutputBlobBytes, d.MaxOutputBlobBytes)
+	setInt(&c.MaxRunOutputBytes, d.MaxRunOutputBytes)
 	setInt(&c.UIDBase, d.UIDBase)
 	return c
 }
@@ -234,7 +244,7 @@ func (c Config) Validate() error {
 		{c.FileSizeBytes < 0 || c.TmpBytes < 0 || c.WorkspaceBytes < 0, "a size is negative"},
 		{c.TmpBytes < 1<<20 || c.WorkspaceBytes < 1<<20, "TmpBytes and WorkspaceBytes must be at least 1 MiB"},
 		{c.LogsHardCap < MaxLogsPreview, "LogsHardCap is below the logs preview size"},
-		{c.MaxOutputBlobBytes < 0 || c.MaxOutputBlobs < 0, "an output blob limit is negative"},
+		{c.MaxOutputBlobBytes < 0 || c.MaxOutputBlobs < 0 || c.MaxRunOutputBytes < 0, "an output blob limit is negative"},
 		{c.UIDBase < 1 || uint64(c.UIDBase)+uidMapSize > 1<<32-1, "UIDBase leaves no room for the id map"},
 	} {
 		if chk.bad {

@@ -224,9 +224,9 @@ def main(args):
 	assert.Equal(t, "ValueError", errs["bad_kind"].([]any)[0])
 	assert.Equal(t, "BlobLimitError", errs["too_many"].([]any)[0])
 	assert.Equal(t, []OutputBlob{
-		{ID: "blob:out-a", Kind: "text/plain", Data: []byte("HELLO")},
-		{ID: "blob:out-b", Kind: "application/vnd.test+json", Data: []byte(`{"n": 5}`)},
-		{ID: "blob:out-c", Kind: "text/plain", Data: []byte("third")},
+		{ID: "blob:out-a", Kind: "text/plain", Size: 5, Data: []byte("HELLO")},
+		{ID: "blob:out-b", Kind: "application/vnd.test+json", Size: 8, Data: []byte(`{"n": 5}`)},
+		{ID: "blob:out-c", Kind: "text/plain", Size: 5, Data: []byte("third")},
 	}, res.OutputBlobs)
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"io"
 	"time"
 )
 
@@ -67,6 +68,11 @@ type Job struct {
 	InputBlobs []InputBlob
 	// OutputBlobIDs are handed out, in order, to the blobs the run writes.
 	OutputBlobIDs []string
+	// Outputs, when set, takes the blobs of a completed run one by one,
+	// streamed from their files while the sandbox still holds them, and
+	// Result.OutputBlobs lists them without their data. Nil reads every
+	// blob into Result.OutputBlobs.
+	Outputs OutputSink
 	// Env is added to the sandbox environment (declared secrets).
 	Env map[string]string
 	// Egress, when set, gives the run network access through it (see
@@ -119,7 +125,22 @@ type InputBlob struct {
 // OutputBlob is a blob the run wrote.
 type OutputBlob struct {
 	ID, Kind string
-	Data     []byte
+	// Size is the blob's length in bytes.
+	Size int64
+	// Data is the content, unless the job had an OutputSink.
+	Data []byte
+}
+
+// OutputSink takes a completed run's blobs as the sandbox collects them.
+// Their sizes are checked against the run's limits (each blob's and all
+// of them together) before Output is first called.
+type OutputSink interface {
+	// Output is called once per blob, in order. b.Size is known before
+	// any byte is read, and r yields exactly b.Size bytes; r must not be
+	// used after Output returns. An error stops the collection and fails
+	// the run: a *RunError with its own type, any other error as a
+	// BlobError.
+	Output(b OutputBlob, r io.Reader) error
 }
 
 // Result is the outcome of a run.

@@ -80,48 +80,78 @@ func writeRootFile(root *os.Root, name string, data []byte) error {
 	return nil
 }
 
-// readOutputBlobs reads the blobs a run wrote from its workspace. Every
-// process of the run is dead by now, so nothing changes under the reads;
-// a symlink, a non-regular file or an oversized file fails the run.
-func readOutputBlobs(ws *os.Root, recs []blobRecord, ids []string, limit int64) ([]OutputBlob, error) {
-	var out []OutputBlob
+// collectOutputs collects the blobs a run wrote from its workspace. Every
+// process of the run is dead by now, so nothing changes under the reads.
+// All files are opened and measured first: a symlink, a non-regular file,
+// a file over perBlob, or files over total together fail the run before
+// a byte is read, so a sparse file costs nothing to refuse. Each blob then
+// goes to sink, streamed from its file, or without a sink is read into
+// memory.
+func collectOutputs(ws *os.Root, recs []blobRecord, ids []string, perBlob, total int64, sink OutputSink) ([]OutputBlob, error) {
+	files := make([]*os.File, 0, len(recs))
+	defer func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}()
+	out := make([]OutputBlob, 0, len(recs))
+	var sum int64
 	for i, rec := range recs {
-		name := path.Join(outputBlobsDir, strconv.Itoa(i))
-		data, err := readRegular(ws, name, limit)
+		f, size, err := openRegular(ws, path.Join(outputBlobsDir, strconv.Itoa(i)), perBlob)
 		if err != nil {
 			return nil, fmt.Errorf("output blob %d: %w", i, err)
 		}
-		out = append(out, OutputBlob{ID: ids[i], Kind: rec.Kind, Data: data})
+		files = append(files, f)
+		out = append(out, OutputBlob{ID: ids[i], Kind: rec.Kind, Size: size})
+		sum += size
+	}
+	if total > 0 && sum > total {
+		return nil, &RunError{Type: ErrTypeOutputTooLarge, Message: fmt.Sprintf(
+			"the run's %d output blobs hold %d bytes together, more than the %d bytes a run may write; nothing was read or kept",
+			len(out), sum, total)}
+	}
+	for i := range out {
+		r := io.LimitReader(files[i], out[i].Size)
+		if sink != nil {
+			if err := sink.Output(out[i], r); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		data := make([]byte, out[i].Size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return nil, fmt.Errorf("output blob %d: %w", i, err)
+		}
+		out[i].Data = data
 	}
 	return out, nil
 }
 
-func readRegular(root *os.Root, name string, limit int64) ([]byte, error) {
+// openRegular opens a regular file of the workspace that is at most limit
+// bytes long and returns it with its size.
+func openRegular(root *os.Root, name string, limit int64) (*os.File, int64, error) {
 	lst, err := root.Lstat(name)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !lst.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", name, lst.Mode().Type())
+		return nil, 0, fmt.Errorf("%s is not a regular file (%s)", name, lst.Mode().Type())
 	}
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	defer f.Close()
 	st, err := f.Stat()
+	switch {
+	case err != nil:
+	case !os.SameFile(lst, st) || !st.Mode().IsRegular():
+		err = fmt.Errorf("%s changed while being read", name)
+	case st.Size() > limit:
+		err = fmt.Errorf("%d bytes exceed the limit of %d", st.Size(), limit)
+	}
 	if err != nil {
-		return nil, err
+		_ = f.Close()
+		return nil, 0, err
 	}
-	if !os.SameFile(lst, st) || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s changed while being read", name)
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%d bytes exceed the limit of %d", st.Size(), limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(data)) > limit {
-		err = fmt.Errorf("more than %d bytes", limit)
-	}
-	return data, err
+	return f, st.Size(), nil
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -207,8 +208,12 @@ func (sb *sandbox) fromFrame(f *resultFrame, p *plan, cfg *Config) *Result {
 	if !f.OK {
 		return failed(f.errorType(), f.Message)
 	}
-	blobs, err := readOutputBlobs(sb.ws, f.Blobs, p.msg.Outputs, cfg.MaxOutputBlobBytes)
-	if err != nil {
+	blobs, err := collectOutputs(sb.ws, f.Blobs, p.msg.Outputs, cfg.MaxOutputBlobBytes, cfg.MaxRunOutputBytes, p.job.Outputs)
+	var re *RunError
+	switch {
+	case errors.As(err, &re):
+		return failed(re.Type, re.Message)
+	case err != nil:
 		return failed("BlobError", err.Error())
 	}
 	return &Result{Status: StatusCompleted, Output: json.RawMessage(f.Output), OutputBlobs: blobs}

@@ -30,7 +30,7 @@ func BenchUploadChunk(b *testing.B, s blob.Store, listed bool, n int) {
 		b.Fatal(err)
 	}
 	for i := range n - 1 {
-		if _, err := u.Chunk(ctx, "alice", id, int64(i*len(piece)), piece); err != nil {
+		if _, err := u.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, int64(i*len(piece)), piece); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,7 +55,7 @@ func BenchUploadChunk(b *testing.B, s blob.Store, listed bool, n int) {
 	b.SetBytes(int64(len(piece)))
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := u.Chunk(ctx, "alice", id, last, piece); err != nil {
+		if _, err := u.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, last, piece); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

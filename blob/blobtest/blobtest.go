@@ -114,9 +114,14 @@ func Run(t *testing.T, open Open, opts Options) {
 	t.Run("LargeStreamed", s.testLarge)
 	t.Run("Objects", s.testObjects)
 	t.Run("ObjectKeys", s.testObjectKeys)
+	t.Run("CreateObject", s.testCreateObject)
 	t.Run("Uploads", s.testUploads)
 	t.Run("UploadRefusals", s.testUploadRefusals)
 	t.Run("UploadSweep", s.testUploadSweep)
+	t.Run("UploadFinishOnce", s.testUploadFinishOnce)
+	t.Run("UploadClaimTakeover", s.testUploadClaimTakeover)
+	t.Run("UploadChunkRace", s.testUploadChunkRace)
+	t.Run("PendingUploadsCap", s.testPendingUploadsCap)
 	if opts.Replicas {
 		t.Run("Replicas", s.testReplicas)
 	}

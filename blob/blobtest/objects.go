@@ -88,3 +88,34 @@ func (s *suite) testObjectKeys(t *testing.T) {
 	assert.ErrorIs(t, err, blob.ErrInvalidKey)
 	assert.NoError(t, blob.ValidateKey("runs/2026-11-23/run_01.json"))
 }
+
+// testCreateObject: CreateObject stores only where no object is, and of
+// writers racing for one key exactly one wins.
+func (s *suite) testCreateObject(t *testing.T) {
+	st, _, _ := s.store(t, 1<<20, 0)
+	o := st.Objects()
+	ctx := context.Background()
+	require.NoError(t, o.CreateObject(ctx, "claims/a", []byte("first")))
+	assert.ErrorIs(t, o.CreateObject(ctx, "claims/a", []byte("second")), blob.ErrObjectExists)
+	assert.Equal(t, "first", getObject(t, o, "claims/a"), "the first writer's content stays")
+	require.NoError(t, o.CreateObject(ctx, "claims/empty", nil))
+	assert.Equal(t, "", getObject(t, o, "claims/empty"))
+	assert.ErrorIs(t, o.CreateObject(ctx, "../x", nil), blob.ErrInvalidKey)
+
+	errs := race(func(i int) error {
+		return o.CreateObject(ctx, "claims/raced", []byte{byte('0' + i)})
+	})
+	won := -1
+	for i, err := range errs {
+		if err == nil {
+			require.Equal(t, -1, won, "two writers created one key: %v", errs)
+			won = i
+			continue
+		}
+		assert.ErrorIs(t, err, blob.ErrObjectExists)
+	}
+	require.NotEqual(t, -1, won, "%v", errs)
+	assert.Equal(t, string(rune('0'+won)), getObject(t, o, "claims/raced"))
+	require.NoError(t, o.DeleteObject(ctx, "claims/raced"))
+	require.NoError(t, o.CreateObject(ctx, "claims/raced", nil), "a deleted key can be created again")
+}

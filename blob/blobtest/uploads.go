@@ -28,7 +28,7 @@ func upload(t *testing.T, owner string, data []byte, ups ...*blob.Uploads) blob.
 	require.NoError(t, err)
 	for off, i := 0, 0; off < len(data); off, i = off+chunkBytes, i+1 {
 		end := min(off+chunkBytes, len(data))
-		got, err := ups[i%len(ups)].Chunk(ctx, owner, id, int64(off), data[off:end])
+		got, err := ups[i%len(ups)].Chunk(ctx, id, blob.PutOptions{Owner: owner}, int64(off), data[off:end])
 		require.NoError(t, err)
 		assert.Equal(t, int64(end), got)
 	}
@@ -67,36 +67,36 @@ func (s *suite) testUploadRefusals(t *testing.T) {
 
 	id, err := up.Begin(ctx, "alice", "text/plain", 10)
 	require.NoError(t, err)
-	got, err := up.Chunk(ctx, "alice", id, 0, []byte("01234"))
+	got, err := up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 0, []byte("01234"))
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), got)
 
-	got, err = up.Chunk(ctx, "alice", id, 0, []byte("01234"))
+	got, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 0, []byte("01234"))
 	require.NoError(t, err, "re-sending a chunk is accepted")
 	assert.Equal(t, int64(5), got)
-	_, err = up.Chunk(ctx, "alice", id, 0, []byte("0123X"))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 0, []byte("0123X"))
 	assert.ErrorIs(t, err, blob.ErrInvalidUpload, "an overlap with other bytes")
-	_, err = up.Chunk(ctx, "alice", id, 2, []byte("234"))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 2, []byte("234"))
 	assert.ErrorIs(t, err, blob.ErrInvalidUpload, "an overlap off a chunk boundary")
-	_, err = up.Chunk(ctx, "alice", id, 7, []byte("789"))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 7, []byte("789"))
 	assert.ErrorIs(t, err, blob.ErrInvalidUpload, "a hole")
-	_, err = up.Chunk(ctx, "alice", id, 5, []byte("567890"))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 5, []byte("567890"))
 	assert.ErrorIs(t, err, blob.ErrInvalidUpload, "past the declared size")
-	_, err = up.Chunk(ctx, "alice", id, 5, nil)
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 5, nil)
 	assert.ErrorIs(t, err, blob.ErrInvalidUpload, "an empty chunk")
-	_, err = up.Chunk(ctx, "alice", id, 5, make([]byte, chunkBytes+1))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 5, make([]byte, chunkBytes+1))
 	assert.ErrorIs(t, err, blob.ErrInvalidUpload, "a chunk over the limit")
-	_, err = up.Chunk(ctx, "mallory", id, 5, []byte("56789"))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "mallory"}, 5, []byte("56789"))
 	assert.ErrorIs(t, err, blob.ErrUploadNotFound, "another identity's upload")
 	_, err = up.Finish(ctx, id, blob.PutOptions{Owner: "alice"}, Sum([]byte("0123456789")))
 	assert.ErrorIs(t, err, blob.ErrInvalidUpload, "finish before all bytes arrived")
 
 	for _, bad := range []string{"", "upload:", "upload:XYZ", "blob:" + strings.Repeat("a", 32), "upload:" + strings.Repeat("a", 32)} {
-		_, err = up.Chunk(ctx, "alice", bad, 0, []byte("x"))
+		_, err = up.Chunk(ctx, bad, blob.PutOptions{Owner: "alice"}, 0, []byte("x"))
 		assert.ErrorIs(t, err, blob.ErrUploadNotFound, "id %q", bad)
 	}
 
-	_, err = up.Chunk(ctx, "alice", id, 5, []byte("56789"))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 5, []byte("56789"))
 	require.NoError(t, err)
 	_, err = up.Finish(ctx, id, blob.PutOptions{Owner: "alice"}, Sum([]byte("wrong")))
 	assert.ErrorIs(t, err, blob.ErrChecksumMismatch)
@@ -107,7 +107,7 @@ func (s *suite) testUploadRefusals(t *testing.T) {
 	if n != 0 {
 		t.Errorf("a refused finish keeps no blob: usage says %d", n)
 	}
-	_, err = up.Chunk(ctx, "alice", id, 0, []byte("01234"))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 0, []byte("01234"))
 	assert.ErrorIs(t, err, blob.ErrUploadNotFound)
 }
 
@@ -117,7 +117,7 @@ func (s *suite) testUploadSweep(t *testing.T) {
 	ctx := context.Background()
 	id, err := up.Begin(ctx, "alice", "text/plain", 10)
 	require.NoError(t, err)
-	_, err = up.Chunk(ctx, "alice", id, 0, []byte("01234"))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 0, []byte("01234"))
 	require.NoError(t, err)
 	n, err := up.Sweep(ctx)
 	require.NoError(t, err)
@@ -126,7 +126,7 @@ func (s *suite) testUploadSweep(t *testing.T) {
 	n, err = up.Sweep(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	_, err = up.Chunk(ctx, "alice", id, 5, []byte("56789"))
+	_, err = up.Chunk(ctx, id, blob.PutOptions{Owner: "alice"}, 5, []byte("56789"))
 	assert.ErrorIs(t, err, blob.ErrUploadNotFound, "an expired upload is gone")
 }
 

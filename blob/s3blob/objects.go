@@ -1,6 +1,7 @@
 package s3blob
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -22,6 +23,26 @@ func (o objects) PutObject(ctx context.Context, key string, r io.Reader) error {
 		return fmt.Errorf("put object %s: %w", key, err)
 	}
 	return nil
+}
+
+// CreateObject is a PUT with If-None-Match: *, which the service decides
+// atomically: of several writers of one key, on any replica, one wins.
+func (o objects) CreateObject(ctx context.Context, key string, data []byte) error {
+	if err := blob.ValidateKey(key); err != nil {
+		return fmt.Errorf("create object: %w", err)
+	}
+	opts := minio.PutObjectOptions{ContentType: "application/octet-stream"}
+	opts.SetMatchETagExcept("*")
+	_, err := o.s.c.PutObject(ctx, o.s.opts.Bucket, o.key(key), bytes.NewReader(data), int64(len(data)), opts)
+	switch {
+	case err == nil:
+		return nil
+	case minio.ToErrorResponse(err).Code == minio.PreconditionFailed:
+		return fmt.Errorf("create object %s: %w", key, blob.ErrObjectExists)
+	case ctx.Err() != nil:
+		return fmt.Errorf("create object %s: %w", key, ctx.Err())
+	}
+	return fmt.Errorf("create object %s: s3 put: %w", key, err)
 }
 
 func (o objects) GetObject(ctx context.Context, key string) (io.ReadCloser, blob.ObjectInfo, error) {

@@ -38,7 +38,10 @@
 //
 // Leases are per process (see package blob). Usage is what the last sweep
 // listed plus this process's writes since; the store's byte quota and
-// owners' quotas are not enforced on S3 (a bucket quota is the tool).
+// owners' quotas are not enforced on S3, neither for blobs nor for the
+// chunks of unfinished uploads (a bucket quota is the tool: it counts
+// both). CreateObject is a PUT with If-None-Match: *, which S3 and MinIO
+// decide atomically across replicas.
 package s3blob
 
 import (

@@ -51,6 +51,8 @@ type serveConfig struct {
 	S3PathStyle       bool
 	MaxBlobSize       int64
 	MaxBlobStoreBytes int64
+	MaxPendingUploads int
+	MaxRunOutputBytes int64
 	BlobTTL           time.Duration
 	RunRetention      time.Duration
 
@@ -162,6 +164,8 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.BoolVar(&c.S3PathStyle, "s3-path-style", false, "address the bucket as endpoint/bucket (MinIO, endpoints without DNS names)")
 	fs.Int64Var(&c.MaxBlobSize, "max-blob-size", blob.DefaultMaxSize, "largest blob accepted, in bytes")
 	fs.Int64Var(&c.MaxBlobStoreBytes, "max-blob-store-bytes", 0, "bytes all blobs together may hold; past it blob writes answer STORAGE_FULL (0: no limit but the disk)")
+	fs.IntVar(&c.MaxPendingUploads, "max-pending-uploads", blob.DefaultMaxPendingUploads, "unfinished uploads (begin_upload without finish_upload) one identity may have at once; past it begin_upload answers STORAGE_FULL")
+	fs.Int64Var(&c.MaxRunOutputBytes, "max-run-output-bytes", sandbox.DefaultMaxRunOutputBytes, "bytes the output blobs of one run may hold together, counted before any is read; a run past it fails with OUTPUT_TOO_LARGE")
 	fs.DurationVar(&c.BlobTTL, "blob-ttl", blob.DefaultTTL, "blobs older than this are removed (0: keep forever)")
 	fs.DurationVar(&c.RunRetention, "run-retention", runs.DefaultRetention, "how long a finished run stays readable with get_run, watch_run and list_runs (kept in the bucket of an s3:// --blob-store, else under --data-dir/runs when set)")
 	fs.IntVar(&c.RunMaxRecords, "run-max-records", runs.DefaultMaxRecords, "finished run records kept in all; past it the oldest finished go first")
@@ -318,6 +322,12 @@ func (c *serveConfig) validateLocal() error {
 	if c.MaxBlobStoreBytes < 0 {
 		errs = append(errs, errors.New("--max-blob-store-bytes must not be negative (0 means no limit)"))
 	}
+	if c.MaxPendingUploads < 1 {
+		errs = append(errs, errors.New("--max-pending-uploads must be at least 1"))
+	}
+	if c.MaxRunOutputBytes < 1 {
+		errs = append(errs, errors.New("--max-run-output-bytes must be positive"))
+	}
 	if c.RunRetention <= 0 {
 		errs = append(errs, errors.New("--run-retention must be positive"))
 	}
@@ -428,6 +438,7 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s.MaxTimeout = c.MaxRunTimeout
 	s.MemoryBytes = c.RunMemory
 	s.MaxOutputBlobBytes = c.MaxBlobSize
+	s.MaxRunOutputBytes = c.MaxRunOutputBytes
 	s.Logger = log
 	return s
 }

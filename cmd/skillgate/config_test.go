@@ -15,6 +15,8 @@ import (
 
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 func parseServe(t *testing.T, args ...string) (*serveConfig, error) {
@@ -261,5 +263,26 @@ func TestErrorURLFlags(t *testing.T) {
 			require.NoError(t, err)
 			assert.ErrorContains(t, cfg.validate(), flag+" must be an absolute http or https URL", "%s %s", flag, bad)
 		}
+	}
+}
+
+func TestUploadAndRunOutputBounds(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	assert.Equal(t, blob.DefaultMaxPendingUploads, cfg.MaxPendingUploads)
+	assert.Equal(t, int64(sandbox.DefaultMaxRunOutputBytes), cfg.MaxRunOutputBytes)
+	assert.Equal(t, int64(sandbox.DefaultMaxRunOutputBytes), cfg.sandbox(zerolog.Nop()).MaxRunOutputBytes)
+	cfg, err = parseServe(t, "--max-pending-uploads", "3", "--max-run-output-bytes", "1048576")
+	require.NoError(t, err)
+	require.NoError(t, cfg.validate())
+	assert.Equal(t, 3, cfg.MaxPendingUploads)
+	assert.Equal(t, int64(1<<20), cfg.sandbox(zerolog.Nop()).MaxRunOutputBytes)
+	for flag, msg := range map[string]string{
+		"--max-pending-uploads":  "--max-pending-uploads must be at least 1",
+		"--max-run-output-bytes": "--max-run-output-bytes must be positive",
+	} {
+		cfg, err = parseServe(t, flag, "0")
+		require.NoError(t, err)
+		assert.ErrorContains(t, cfg.validate(), msg)
 	}
 }

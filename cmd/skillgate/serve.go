@@ -118,7 +118,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		return nil, err
 	}
 	g.runs = runRecords
-	uploads := blob.NewUploads(g.blobs, blob.UploadOptions{})
+	uploads := blob.NewUploads(g.blobs, blob.UploadOptions{MaxPending: cfg.MaxPendingUploads})
 	go sweepUploads(ctx, uploads, log.With().Str("component", "blobs").Logger())
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
