@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/skillgate/skillgate/runs"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/session"
 )
 
 func parseServe(t *testing.T, args ...string) (*serveConfig, error) {
