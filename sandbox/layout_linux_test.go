@@ -102,12 +102,8 @@ def main(args):
 	assert.Equal(t, []any{"summarize.py"}, out["files"])
 }
 
-func outputIDs(n int) func(*Job) {
-	return func(j *Job) {
-		for i := range n {
-			j.OutputBlobIDs = append(j.OutputBlobIDs, "blob:out-"+string(rune('a'+i)))
-		}
-	}
+func withOutputIDs(n int) func(*Job) {
+	return func(j *Job) { j.OutputBlobIDs = outputIDs(n) }
 }
 
 // Files left in /workspace/outputs become output blobs, in name order after
@@ -115,13 +111,13 @@ func outputIDs(n int) func(*Job) {
 // a bash run's output maps each name to its blob.
 func TestOutputDirectoryBecomesBlobs(t *testing.T) {
 	r := sharedRunner(t)
-	res := run(t, r, "", nil, bashJob(`printf 'a,b\n1,2\n' > outputs/table.csv; echo '{"x":1}' > /workspace/outputs/data.json`), outputIDs(4))
+	res := run(t, r, "", nil, bashJob(`printf 'a,b\n1,2\n' > outputs/table.csv; echo '{"x":1}' > /workspace/outputs/data.json`), withOutputIDs(4))
 	requireCompleted(t, res)
-	assert.JSONEq(t, `{"exit_code":0,"outputs":{"data.json":"blob:out-a","table.csv":"blob:out-b"}}`, string(res.Output))
+	assert.JSONEq(t, `{"exit_code":0,"outputs":{"data.json":"blob:out-0","table.csv":"blob:out-1"}}`, string(res.Output))
 	require.Len(t, res.OutputBlobs, 2)
-	assert.Equal(t, OutputBlob{ID: "blob:out-a", Kind: "application/json", Data: []byte("{\"x\":1}\n")}, res.OutputBlobs[0])
-	assert.Equal(t, OutputBlob{ID: "blob:out-b", Kind: "text/csv", Data: []byte("a,b\n1,2\n")}, res.OutputBlobs[1])
-	assert.Contains(t, res.Logs, "/workspace/outputs/table.csv is blob:out-b (text/csv)")
+	assert.Equal(t, OutputBlob{ID: "blob:out-0", Kind: "application/json", Size: 8, Data: []byte("{\"x\":1}\n")}, res.OutputBlobs[0])
+	assert.Equal(t, OutputBlob{ID: "blob:out-1", Kind: "text/csv", Size: 8, Data: []byte("a,b\n1,2\n")}, res.OutputBlobs[1])
+	assert.Contains(t, res.Logs, "/workspace/outputs/table.csv is blob:out-1 (text/csv)")
 
 	code := `
 import os
@@ -135,30 +131,30 @@ def main(args):
     os.rename("/workspace/plot.bin", "/workspace/outputs/plot.bin")
     return {"first": first}
 `
-	res = run(t, r, code, nil, outputIDs(4))
+	res = run(t, r, code, nil, withOutputIDs(4))
 	requireCompleted(t, res)
 	require.Len(t, res.OutputBlobs, 2)
-	assert.Equal(t, "blob:out-a", res.OutputBlobs[0].ID)
-	assert.Equal(t, OutputBlob{ID: "blob:out-b", Kind: "application/octet-stream", Data: []byte{0, 1}}, res.OutputBlobs[1])
+	assert.Equal(t, "blob:out-0", res.OutputBlobs[0].ID)
+	assert.Equal(t, OutputBlob{ID: "blob:out-1", Kind: "application/octet-stream", Size: 2, Data: []byte{0, 1}}, res.OutputBlobs[1])
 }
 
 // An output directory over the run's blob limits, or holding anything but
 // files, fails the run with an error that says so; nothing of it is kept.
 func TestOutputDirectoryOverTheLimits(t *testing.T) {
 	r := sharedRunner(t)
-	res := run(t, r, "", nil, bashJob(`for i in 1 2 3; do echo $i > outputs/f$i.txt; done`), outputIDs(2))
+	res := run(t, r, "", nil, bashJob(`for i in 1 2 3; do echo $i > outputs/f$i.txt; done`), withOutputIDs(2))
 	require.Equal(t, StatusFailed, res.Status)
 	assert.Equal(t, ErrTypeOutputTooLarge, res.Error.Type)
 	assert.Contains(t, res.Error.Message, "/workspace/outputs/f3.txt would be blob 3; this run may write at most 2 blobs")
 	assert.Empty(t, res.OutputBlobs)
 
 	big := ownRunner(t, func(c *Config) { c.MaxOutputBlobBytes = 1024 })
-	res = run(t, big, "", nil, bashJob(`head -c 2048 /dev/zero > outputs/big.bin`), outputIDs(2))
+	res = run(t, big, "", nil, bashJob(`head -c 2048 /dev/zero > outputs/big.bin`), withOutputIDs(2))
 	require.Equal(t, StatusFailed, res.Status)
 	assert.Equal(t, ErrTypeOutputTooLarge, res.Error.Type)
 	assert.Contains(t, res.Error.Message, "/workspace/outputs/big.bin is 2048 bytes; a blob may hold at most 1024")
 
-	res = run(t, r, "", nil, bashJob(`mkdir outputs/sub; ln -s /etc/passwd outputs/link`), outputIDs(2))
+	res = run(t, r, "", nil, bashJob(`mkdir outputs/sub; ln -s /etc/passwd outputs/link`), withOutputIDs(2))
 	require.Equal(t, StatusFailed, res.Status)
 	assert.Equal(t, "BlobError", res.Error.Type)
 	assert.Contains(t, res.Error.Message, "/workspace/outputs/link is not a regular file")
