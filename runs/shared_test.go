@@ -14,6 +14,7 @@ import (
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/runs/objstore"
+	"github.com/skillgate/skillgate/runs/runstest"
 )
 
 // replicas opens two registries over one object space, as two gateway
@@ -124,23 +125,7 @@ func TestSharedRunningRunFollowedFromAnotherReplica(t *testing.T) {
 // cancels the run's context with ErrCanceled.
 func TestSharedCancelOnAnotherReplica(t *testing.T) {
 	a, b, _ := replicas(t, runs.Config{CheckpointInterval: 10 * time.Millisecond, CancelPollInterval: 10 * time.Millisecond})
-	runCtx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	r := a.Start(runs.NewID(), "alice", "run_code", "", cancel)
-	r.Started(0)
-	go func() {
-		<-runCtx.Done()
-		r.Finish(runs.StatusFailed, json.RawMessage(`{"status":"failed","error":{"type":"CANCELLED"}}`))
-	}()
-
-	remote, err := b.Get("alice", r.ID())
-	require.NoError(t, err)
-	remote.Cancel()
-	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // safety net only
-	defer stop()
-	require.NoError(t, remote.Wait(ctx), "the run ends")
-	assert.ErrorIs(t, context.Cause(runCtx), runs.ErrCanceled)
-	assert.JSONEq(t, `{"status":"failed","error":{"type":"CANCELLED"}}`, string(remote.Object()))
+	runstest.CancelOnAnotherReplica(t, a, b)
 }
 
 // A running record nobody updates any more belongs to a replica that is

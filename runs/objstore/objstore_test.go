@@ -2,12 +2,10 @@ package objstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -84,22 +82,5 @@ func TestMinIOCancelOnAnotherReplica(t *testing.T) {
 		t.Cleanup(g.Close)
 		return g
 	}
-	a, b := open(), open()
-	runCtx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	r := a.Start(runs.NewID(), "alice", "run_code", "", cancel)
-	r.Started(0)
-	go func() {
-		<-runCtx.Done()
-		r.Finish(runs.StatusFailed, json.RawMessage(`{"status":"failed","error":{"type":"CANCELLED"}}`))
-	}()
-
-	remote, err := b.Get("alice", r.ID())
-	require.NoError(t, err)
-	remote.Cancel()
-	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // safety net only
-	defer stop()
-	require.NoError(t, remote.Wait(ctx), "the run ends")
-	assert.ErrorIs(t, context.Cause(runCtx), runs.ErrCanceled)
-	assert.JSONEq(t, `{"status":"failed","error":{"type":"CANCELLED"}}`, string(remote.Object()))
+	runstest.CancelOnAnotherReplica(t, open(), open())
 }

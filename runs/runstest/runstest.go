@@ -367,3 +367,27 @@ func deleteAcross(t *testing.T, newShared NewShared) {
 	_, err := a.Load(ctx(t), "alice", rec.ID)
 	assert.ErrorIs(t, err, runs.ErrNotFound)
 }
+
+// CancelOnAnotherReplica checks a cancel made through replica b of a run
+// that replica a runs: the request goes through the shared store, a
+// cancels the run's context with runs.ErrCanceled, and b sees the run end
+// cancelled.
+func CancelOnAnotherReplica(t *testing.T, a, b *runs.Registry) {
+	runCtx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	r := a.Start(runs.NewID(), "alice", "run_code", "", cancel)
+	r.Started(0)
+	go func() {
+		<-runCtx.Done()
+		r.Finish(runs.StatusFailed, json.RawMessage(`{"status":"failed","error":{"type":"CANCELLED"}}`))
+	}()
+
+	remote, err := b.Get("alice", r.ID())
+	require.NoError(t, err)
+	remote.Cancel()
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // safety net only
+	defer stop()
+	require.NoError(t, remote.Wait(ctx), "the run ends")
+	assert.ErrorIs(t, context.Cause(runCtx), runs.ErrCanceled)
+	assert.JSONEq(t, `{"status":"failed","error":{"type":"CANCELLED"}}`, string(remote.Object()))
+}
