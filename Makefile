@@ -89,6 +89,7 @@ bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peer
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	$(BENCHMOD) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	$(GO) run ./cmd/skillgate-bench compare $(BENCH_ARGS)
+	$(GO) run ./cmd/skillgate-bench flood --duration 5s
 
 docs: ## Render docs/architecture.svg from docs/architecture.dot (Debian: apt-get install graphviz)
 	@command -v dot >/dev/null || { echo "make docs needs Graphviz's dot: apt-get install -y graphviz" >&2; exit 1; }
