@@ -74,6 +74,16 @@ func bearerToken(r *http.Request) (string, error) {
 	return strings.TrimSpace(rest), nil
 }
 
+// UntilRevoked returns a context that ends, with the revocation as its
+// cause, once a reload of the auth file leaves id's credential
+// authenticating no one (auth.UntilRevoked with the dispatcher's
+// Authenticator): a front door's long-lived stream, such as an MCP
+// session, ends then rather than at its next call. stop releases the
+// watch; call it when the stream ends.
+func (f *Front) UntilRevoked(ctx context.Context, id *auth.Identity) (context.Context, context.CancelFunc) {
+	return auth.UntilRevoked(ctx, f.d.authn, id)
+}
+
 // Metrics are the gateway's metrics, for a front door's own counters.
 func (f *Front) Metrics() *metrics.Metrics { return f.d.opts.Metrics }
 

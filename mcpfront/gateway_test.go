@@ -32,8 +32,7 @@ type gateway struct {
 	blobs    *blob.MemStore
 	srv      *Server
 	url      string
-	store    *auth.Store       // nil for an open gateway
-	revs     *auth.Revocations // the sessions' revocations, wired to store's reloads
+	store    *auth.Store // nil for an open gateway; its reloads close the sessions of removed credentials
 	authPath string
 }
 
@@ -64,15 +63,13 @@ func newGateway(t *testing.T, o gatewayOptions) *gateway {
 	dopts := dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs, Runner: o.runner,
 		Info: dispatch.Info{MaxMessageSize: o.maxMessage}, Limiter: limiter}
 	var store *auth.Store
-	var revs *auth.Revocations
 	path := ""
 	if o.authFile != "" {
 		path = filepath.Join(t.TempDir(), "auth.yaml")
 		require.NoError(t, os.WriteFile(path, []byte(o.authFile), 0o600))
 		var err error
-		store, err = auth.Load(path, auth.Options{Logger: zerolog.Nop(), OnReload: func(p *auth.Policy, err error) { revs.Reloaded(p, err) }})
+		store, err = auth.Load(path, auth.Options{Logger: zerolog.Nop()})
 		require.NoError(t, err)
-		revs = auth.NewRevocations(store)
 		dopts.Authn = store
 	}
 	d := dispatch.New(dopts)
@@ -87,14 +84,11 @@ func newGateway(t *testing.T, o gatewayOptions) *gateway {
 	if hopts.MaxBodyBytes == 0 {
 		hopts.MaxBodyBytes = 1 << 20
 	}
-	if hopts.Revocations == nil {
-		hopts.Revocations = revs
-	}
 	front := httpfront.New(d.Front(metrics.FrontHTTP), httpfront.Options{MaxBodyBytes: 1 << 20, MaxResponseBytes: o.maxMessage})
 	front.Handle("/mcp", srv.HTTPHandler(hopts))
 	hs := httptest.NewServer(front)
 	t.Cleanup(hs.Close)
-	g := &gateway{d: d, reg: reg, blobs: blobs, srv: srv, url: hs.URL + "/mcp", store: store, revs: revs, authPath: path}
+	g := &gateway{d: d, reg: reg, blobs: blobs, srv: srv, url: hs.URL + "/mcp", store: store, authPath: path}
 	t.Cleanup(g.closeSessions) // raw sessions no client closes; before hs.Close
 	return g
 }

@@ -119,9 +119,6 @@ type HTTPOptions struct {
 	// MaxSessions bounds the sessions open at once, across identities;
 	// past it a new session is refused 503 OVERLOADED. 0: no bound.
 	MaxSessions int
-	// Revocations closes the sessions whose credential an auth file
-	// reload removed; nil leaves them to idle out.
-	Revocations *sgauth.Revocations
 }
 
 // DefaultSessionTimeout bounds idle sessions: without a bound, every
@@ -152,7 +149,9 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		EventStore:                 events, // a client that lost its stream resumes it with Last-Event-ID
 		Logger:                     slog.New(zerologHandler{log: s.opts.Logger}),
 	})
-	t := &sessions{max: int64(max(opts.MaxSessions, 0)), limiter: s.opts.Limiter, revocations: opts.Revocations,
+	// Sessions of a credential an auth file reload removed are closed
+	// through the Front, whose Authenticator knows of every reload.
+	t := &sessions{max: int64(max(opts.MaxSessions, 0)), limiter: s.opts.Limiter, front: s.opts.Front,
 		log: s.opts.Logger}
 	if s.opts.Front != nil {
 		t.metrics = s.opts.Front.Metrics()

@@ -251,7 +251,7 @@ func TestRevokedTokenEndsSessionStreams(t *testing.T) {
 	revokedStream := openGET(t, g.url, tokenTwo, rawSession(t, g.url, tokenTwo))
 	keptSID := rawSession(t, g.url, kept)
 	keptStream := openGET(t, g.url, kept, keptSID)
-	eventually(t, "both sessions watched", func() bool { return g.revs.Watching() == 2 })
+	eventually(t, "both sessions open", func() bool { return g.srv.OpenSessions() == 2 })
 
 	require.NoError(t, os.WriteFile(g.authPath, []byte("identities:\n"+keptEntry), 0o600))
 	require.NoError(t, g.store.Reload())

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/skillgate/skillgate/dispatch"
 	sgauth "github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
@@ -34,13 +35,13 @@ const overloadRetryAfter = 5 * time.Second
 // and one of the endpoint's MaxSessions until it ends, and ends early when
 // its credential is removed from the auth file.
 type sessions struct {
-	max         int64 // 0: no bound
-	open        atomic.Int64
-	limiter     *sgauth.Limiter     // nil: identities' limits are not applied
-	revocations *sgauth.Revocations // nil: sessions outlive their credential until they idle out
-	metrics     *metrics.Metrics    // nil in tests that need none
-	log         zerolog.Logger
-	lastFull    atomic.Int64 // unix nanoseconds of the last "every session is taken" warning
+	max      int64 // 0: no bound
+	open     atomic.Int64
+	limiter  *sgauth.Limiter  // nil: identities' limits are not applied
+	front    *dispatch.Front  // ends sessions whose credential is removed; nil: they outlive it until they idle out
+	metrics  *metrics.Metrics // nil in tests that need none
+	log      zerolog.Logger
+	lastFull atomic.Int64 // unix nanoseconds of the last "every session is taken" warning
 }
 
 // Open returns how many sessions hold a slot, for tests and metrics.
@@ -211,7 +212,10 @@ func (sl *slot) free() {
 // live holds the slot for as long as ss lives, and closes ss when its
 // credential is removed from the auth file (which ends its GET stream).
 func (sl *slot) live(ss *mcp.ServerSession) {
-	ctx, stop := sl.t.revocations.Watch(context.Background(), sl.id)
+	ctx, stop := context.Background(), context.CancelFunc(func() {})
+	if sl.t.front != nil {
+		ctx, stop = sl.t.front.UntilRevoked(ctx, sl.id)
+	}
 	closeOnRevoke := context.AfterFunc(ctx, func() {
 		sl.t.log.Info().Str("identity", sl.id.Name()).AnErr("reason", context.Cause(ctx)).
 			Msg("MCP session closed: its credential no longer authenticates")

@@ -58,7 +58,7 @@ func (g *gateway) openMCP(d *dispatch.Dispatcher, maxBody int) error {
 	g.mcp.set(s)
 	front := d.Front(metrics.FrontMCP)
 	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: front.AuthenticateRequest, MaxBodyBytes: int64(maxBody),
-		SessionTimeout: g.cfg.MCPSessionIdle, MaxSessions: g.cfg.MCPMaxSessions, Revocations: g.revoked}))
+		SessionTimeout: g.cfg.MCPSessionIdle, MaxSessions: g.cfg.MCPMaxSessions}))
 	g.metrics.GaugeFunc("mcp", "sessions", "MCP Streamable HTTP sessions open (bounded by --mcp-max-sessions).",
 		func() float64 { return float64(s.OpenSessions()) })
 	return nil

@@ -63,11 +63,10 @@ type gateway struct {
 	skills  *skills.Registry
 	blobs   blob.Store
 	runs    *runs.Registry
-	ctx     context.Context   // canceled when the gateway stops
-	auth    *auth.Store       // nil without --auth-file
-	revoked *auth.Revocations // nil without --auth-file
-	limiter *auth.Limiter     // identities' limits, shared by every front door
-	runner  *sandbox.Runner   // nil when execution is off or unavailable
+	ctx     context.Context // canceled when the gateway stops
+	auth    *auth.Store     // nil without --auth-file
+	limiter *auth.Limiter   // identities' limits, shared by every front door
+	runner  *sandbox.Runner // nil when execution is off or unavailable
 	stop    context.CancelFunc
 	framed  *session.Server
 	budget  *session.Budget // answer bytes held across the gateway; nil: no limit
@@ -98,12 +97,12 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	g := &gateway{cfg: cfg, log: log, metrics: metrics.New(buildVersion()), errc: make(chan error, 4)}
 	ctx, stop := context.WithCancel(context.Background())
 	g.ctx, g.stop = ctx, stop
-	authn, store, revoked, err := openAuth(ctx, cfg, log)
+	authn, store, err := openAuth(ctx, cfg, log)
 	if err != nil {
 		stop()
 		return nil, err
 	}
-	g.auth, g.revoked, g.limiter = store, revoked, auth.NewLimiter(time.Now)
+	g.auth, g.limiter = store, auth.NewLimiter(time.Now)
 	if g.skills, err = openSkills(cfg, log, g.metrics, g.mcp.refresh); err != nil {
 		g.close()
 		return nil, err

@@ -114,38 +114,34 @@ func openBlobs(ctx context.Context, cfg *serveConfig, log zerolog.Logger, m *met
 
 // openAuth loads the auth file, or decides whether the gateway may run open:
 // only when every client-facing listener is on loopback, or when told to.
-// With a file, the Revocations it returns ends the streams whose
-// credential a reload removed; it is nil without one.
-func openAuth(ctx context.Context, cfg *serveConfig, log zerolog.Logger) (auth.Authenticator, *auth.Store, *auth.Revocations, error) {
+// The Store's reloads end the streams whose credential they removed
+// (auth.UntilRevoked); nothing here relays them.
+func openAuth(ctx context.Context, cfg *serveConfig, log zerolog.Logger) (auth.Authenticator, *auth.Store, error) {
 	if cfg.AuthFile == "" {
 		addrs := []string{cfg.Listen, cfg.TLSListen, cfg.HTTPListen}
 		if _, err := auth.AnonymousAllowed(addrs, cfg.AllowAnonymous); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		ev := log.Warn()
 		if open := auth.NonLoopback(addrs); len(open) > 0 {
 			ev = ev.Strs("non_loopback", open)
 		}
 		ev.Msg("no --auth-file: every client is anonymous and may call every method")
-		return auth.NewOpen(auth.Limits{}), nil, nil, nil
+		return auth.NewOpen(auth.Limits{}), nil, nil
 	}
 	// Every method the gateway serves may be granted: the names come from
-	// the dispatcher's method table. revs is set before the watch starts,
-	// and SIGHUP reloads come later.
-	var revs *auth.Revocations
+	// the dispatcher's method table.
 	store, err := auth.Load(cfg.AuthFile, auth.Options{
 		Logger: log.With().Str("component", "auth").Logger(), Methods: dispatch.GrantableMethods(),
-		OnReload: func(p *auth.Policy, err error) { revs.Reloaded(p, err) },
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("--auth-file: %w", err)
+		return nil, nil, fmt.Errorf("--auth-file: %w", err)
 	}
-	revs = auth.NewRevocations(store)
 	if _, err := store.Watch(ctx); err != nil {
 		log.Warn().Err(err).Msg("cannot watch the auth file; SIGHUP still reloads it")
 	}
 	log.Info().Strs("identities", store.Policy().Names()).Msg("authentication on")
-	return store, store, revs, nil
+	return store, store, nil
 }
 
 // openSandbox starts the sandbox runner after checking that isolation works

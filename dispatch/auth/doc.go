@@ -12,7 +12,10 @@
 // the others keep their previous version.
 // Store.Revalidate carries an Identity obtained earlier (on a long-lived
 // connection) to the current snapshot, so reloads and revocations reach
-// connections that are already open.
+// connections that are already open. UntilRevoked does so for a
+// long-lived stream (watch_run, server-sent events, an MCP session)
+// between its calls: woken by Store.Changed at each new version, it ends
+// the stream's context once its credential no longer authenticates.
 //
 // Without an auth file, Open authenticates everyone as the Anonymous
 // identity, and AnonymousAllowed decides whether that is acceptable for the

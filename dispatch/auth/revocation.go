@@ -40,11 +40,18 @@ func (s *Store) Changed() <-chan struct{} { return s.changed.next() }
 
 // UntilRevoked returns a context that ends when ctx does, or, with the
 // *Failure as its cause, once a reload of a's auth file leaves id's
-// credential authenticating no one (Revalidate fails). Long-lived streams
-// (watch_run, server-sent events) run under it, so that removing a token
-// ends them within moments of the reload rather than at their next call.
-// An Authenticator without reloads (Open) never revokes. stop releases
-// the watch; call it when the stream ends.
+// credential authenticating no one (Revalidate fails): its token or
+// certificate matcher was removed, or a rejected file disabled its
+// identity. Long-lived streams (watch_run, server-sent events, MCP
+// sessions) run under it, so that removing a token ends them within
+// moments of the reload rather than at their next call.
+//
+// It rides on the Store's own change notification, so no caller has to
+// relay reloads to it. The credential is checked once before it returns,
+// so a reload between the authentication and the call ends the context at
+// once rather than a moment later. An Authenticator without reloads (Open)
+// never revokes, nor does a nil id. stop releases the watch (its
+// goroutine); call it when the stream ends.
 func UntilRevoked(ctx context.Context, a Authenticator, id *Identity) (context.Context, context.CancelFunc) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	stop := func() { cancel(nil) }
@@ -52,17 +59,24 @@ func UntilRevoked(ctx context.Context, a Authenticator, id *Identity) (context.C
 	if !ok || id == nil {
 		return rctx, stop
 	}
+	// The channel is taken before each check, so a version published
+	// between the check and the wait still wakes the wait.
+	next := s.Changed()
+	if _, err := s.Revalidate(id); err != nil {
+		cancel(err)
+		return rctx, stop
+	}
 	go func() {
 		for {
-			next := s.Changed()
-			if _, err := s.Revalidate(id); err != nil {
-				cancel(err)
-				return
-			}
 			select {
 			case <-rctx.Done():
 				return
 			case <-next:
+			}
+			next = s.Changed()
+			if _, err := s.Revalidate(id); err != nil {
+				cancel(err)
+				return
 			}
 		}
 	}()
