@@ -232,7 +232,10 @@ func (u *Uploads) meta(ctx context.Context, owner, id string) (uploadMeta, error
 	}
 	defer rc.Close()
 	var m uploadMeta
-	if err := json.NewDecoder(rc).Decode(&m); err != nil {
+	if err := json.NewDecoder(rc).Decode(&m); errors.Is(err, ErrObjectNotFound) {
+		// Removed between the open and the read: a finish that won.
+		return uploadMeta{}, fmt.Errorf("upload %s: %w", id, ErrUploadNotFound)
+	} else if err != nil {
 		return uploadMeta{}, fmt.Errorf("upload %s: metadata: %w", id, err)
 	}
 	if m.Owner != owner {

@@ -53,7 +53,7 @@ func (o objects) GetObject(ctx context.Context, key string) (io.ReadCloser, blob
 	if err == nil {
 		var oi minio.ObjectInfo
 		if oi, err = r.Stat(); err == nil {
-			return r, blob.ObjectInfo{Key: key, Size: oi.Size, Modified: oi.LastModified.UTC()}, nil
+			return notFoundOnRead{r, key}, blob.ObjectInfo{Key: key, Size: oi.Size, Modified: oi.LastModified.UTC()}, nil
 		}
 		_ = r.Close()
 	}
@@ -61,6 +61,23 @@ func (o objects) GetObject(ctx context.Context, key string) (io.ReadCloser, blob
 		return nil, blob.ObjectInfo{}, fmt.Errorf("get object %s: %w", key, blob.ErrObjectNotFound)
 	}
 	return nil, blob.ObjectInfo{}, fmt.Errorf("get object %s: %w", key, err)
+}
+
+// notFoundOnRead reports an object deleted between the Stat and the
+// first read (the client fetches the body lazily) as ErrObjectNotFound,
+// as GetObject itself would have, so that callers tell a race with a
+// delete from a failing store.
+type notFoundOnRead struct {
+	io.ReadCloser
+	key string
+}
+
+func (r notFoundOnRead) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && isNotFound(err) {
+		err = fmt.Errorf("get object %s: %w", r.key, blob.ErrObjectNotFound)
+	}
+	return n, err
 }
 
 func (o objects) ListObjects(ctx context.Context, prefix string) ([]blob.ObjectInfo, error) {
