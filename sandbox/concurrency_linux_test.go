@@ -45,7 +45,7 @@ def main(args):
 		require.NoError(t, errs[i])
 		token := fmt.Sprintf("token-%d", i)
 		out := output(t, results[i])
-		assert.Equal(t, []any{".blobs", token, token}, out["files"], "run %d sees only its own files", i)
+		assert.Equal(t, []any{".blobs", "outputs", token, token}, out["files"], "run %d sees only its own files", i)
 		assert.Equal(t, 2.0, out["procs"], "run %d sees only its own processes", i)
 		assert.Equal(t, token, out["env"])
 	}

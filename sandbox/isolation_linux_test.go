@@ -435,6 +435,6 @@ def main(args):
 	for range 3 {
 		res := run(t, r, code, nil)
 		requireCompleted(t, res)
-		assert.JSONEq(t, `[".blobs"]`, string(res.Output))
+		assert.JSONEq(t, `[".blobs", "outputs"]`, string(res.Output))
 	}
 }

@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"session":               {"transport", "metrics"},
 	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs"},
 	"httpfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
-	"mcpfront":              {"transport", "skills", "blob", "dispatch", "dispatch/auth"},
+	"mcpfront":              {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth"},
 	"deploy":                {"internal/scaleouttest"},
 	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "egress", "runs", "runs/objstore"},
 	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
