@@ -58,10 +58,7 @@ func startGateway(t testing.TB, args ...string) *gatewayProcess {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	g := &gatewayProcess{cmd: cmd, addrs: map[string]string{}, logs: make(chan map[string]any, 1000)}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	t.Cleanup(func() { stopGateway(cmd) })
 	lines := bufio.NewScanner(stderr)
 	go func() {
 		defer close(g.logs)
@@ -86,6 +83,25 @@ func startGateway(t testing.TB, args ...string) *gatewayProcess {
 		case <-deadline:
 			t.Fatal("gateway did not become ready")
 		}
+	}
+}
+
+// stopGateway ends a gateway the way an operator does, with SIGTERM, so
+// that it removes what it made (its sandboxes' cgroups among them: a
+// killed rootless gateway leaves them for the next one to sweep); one that
+// has not exited within the bound is killed.
+func stopGateway(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
 	}
 }
 
