@@ -155,3 +155,31 @@ func FuzzSplitFrontMatter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAgentFrontMatter: any SKILL.md loads as an Agent Skill without a
+// panic, with front matter that encodes as JSON, and a name only when it
+// is a valid Agent Skills name.
+func FuzzAgentFrontMatter(f *testing.F) {
+	for _, s := range []string{"---\nname: pdf\ndescription: Use it: for PDFs\n---\nbody", "no front matter\n\nFirst paragraph.",
+		"---\nname: [\n---\n", "---\n- a\n---\n", "---\nname: x\n", "---\ndescription: |\n  long\n  text\n---\n# H\n\npara"} {
+		f.Add([]byte(s), "pdf-tools")
+	}
+	f.Fuzz(func(t *testing.T, doc []byte, dir string) {
+		w := &collector{file: skillMDFile}
+		m, body := parseAgentFrontMatter(w, doc)
+		if _, err := json.Marshal(m); err != nil {
+			t.Fatalf("front matter not JSON-safe: %v", err)
+		}
+		c := &collector{file: skillMDFile}
+		af := checkAgentFront(c, w, m, dir, body)
+		if (af.name == "") != (len(c.list) > 0) {
+			t.Fatalf("name %q with violations %v", af.name, c.list)
+		}
+		if af.name != "" && validateAgentSkillName(af.name) != nil {
+			t.Fatalf("served under an invalid name %q", af.name)
+		}
+		if utf8.RuneCountInString(firstParagraph(body)) > maxAgentDescriptionLen+1 {
+			t.Fatalf("a derived description over the bound")
+		}
+	})
+}
