@@ -159,3 +159,24 @@ func TestDropLogs(t *testing.T) {
 	evs = collect(t, got, 2)
 	assert.JSONEq(t, `{"from_seq":3,"to_seq":3}`, string(evs[0].Data), "the gap starts after what was sent")
 }
+
+// When the logs retained were the first events retained (the older ones
+// evicted), the gap that replaces them leads the record: a follower from
+// before it gets the evicted span, then that gap, seq accounted for once.
+func TestDropLogsAfterEviction(t *testing.T) {
+	g := open(t, Config{MaxEvents: 3})
+	r := g.Start(NewID(), "alice", "run_code", "", nil)
+	r.Started(0)
+	for _, c := range "abcde" {
+		r.Log(StreamStdout, []byte(strings.Repeat(string(c), maxLogEventJSON)))
+	}
+	r.DropLogs()
+	r.Finish(StatusCompleted, json.RawMessage(`{}`))
+	got, err := g.Get("alice", r.ID())
+	require.NoError(t, err)
+	evs := collect(t, got, 1)
+	require.Len(t, evs, 3, "the evicted span, the dropped logs, finished")
+	assert.JSONEq(t, `{"from_seq":2,"to_seq":3}`, string(evs[0].Data))
+	assert.JSONEq(t, `{"from_seq":4,"to_seq":6}`, string(evs[1].Data))
+	assert.Equal(t, EventFinished, evs[2].Type)
+}

@@ -62,8 +62,8 @@ func (r *Run) since(after uint64) ([]Event, <-chan struct{}, bool) {
 	defer r.mu.Unlock()
 	evs := r.rec.Events
 	var out []Event
-	if len(evs) > 0 && evs[0].Seq > after+1 {
-		out = append(out, gapEvent(after+1, evs[0].Seq-1))
+	if len(evs) > 0 && firstSeq(evs[0]) > after+1 {
+		out = append(out, gapEvent(after+1, firstSeq(evs[0])-1))
 	}
 	for i := range evs {
 		switch {
@@ -83,6 +83,17 @@ func (r *Run) since(after uint64) ([]Event, <-chan struct{}, bool) {
 func gapEvent(from, to uint64) Event {
 	raw, _ := json.Marshal(map[string]uint64{"from_seq": from, "to_seq": to})
 	return Event{Seq: to, Type: EventGap, Data: raw}
+}
+
+// firstSeq is the first seq an event accounts for: a gap's from_seq (a
+// gap of dropped logs may be the first event retained), else its own.
+func firstSeq(ev Event) uint64 {
+	if ev.Type == EventGap {
+		if from := gapFrom(ev); from != 0 {
+			return from
+		}
+	}
+	return ev.Seq
 }
 
 // gapFrom is a gap event's from_seq.
