@@ -457,6 +457,24 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("gave up waiting: %s", what)
 }
 
+// cancelSleepingMCPRun starts a run_code that sleeps through cs, waits
+// until the gateway at metricsAddr runs it, then cancels the call (the
+// SDK sends notifications/cancelled); the call ends with an error.
+func cancelSleepingMCPRun(t *testing.T, cs *mcp.ClientSession, metricsAddr string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(mcpContext(t))
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+			"language": "python", "code": "import time\ndef main(args):\n    time.sleep(300)\n", "timeout_ms": 600000}})
+		done <- err
+	}()
+	waitFor(t, "the run to start", func() bool { return sandboxRunning(t, metricsAddr) == "1" })
+	cancel()
+	require.Error(t, <-done)
+}
+
 // A client that cancels a tools/call (notifications/cancelled) stops the
 // run: its sandbox is torn down and its worker freed at once.
 func TestMCPCancelStopsRun(t *testing.T) {
@@ -464,16 +482,7 @@ func TestMCPCancelStopsRun(t *testing.T) {
 	g := startGateway(t, "--sandbox-workers", "1", "--sandbox-warm-pool", "0")
 	cs, err := connectHTTP(t, "http://"+g.addrs["http"]+"/mcp", "", nil, nil)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(mcpContext(t))
-	done := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
-			"language": "python", "code": "import time\ndef main(args):\n    time.sleep(300)\n", "timeout_ms": 600000}})
-		done <- err
-	}()
-	waitFor(t, "the run to start", func() bool { return sandboxRunning(t, g.addrs["metrics"]) == "1" })
-	cancel()
-	require.Error(t, <-done)
+	cancelSleepingMCPRun(t, cs, g.addrs["metrics"])
 	waitFor(t, "the canceled run to free its worker", func() bool { return sandboxRunning(t, g.addrs["metrics"]) == "0" })
 
 	res, err := cs.CallTool(mcpContext(t), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{

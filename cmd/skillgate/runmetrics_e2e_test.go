@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -63,16 +61,7 @@ func TestCancelledRunsAreCounted(t *testing.T) {
 	t.Run("notifications/cancelled", func(t *testing.T) {
 		cs, err := connectHTTP(t, "http://"+g.addrs["http"]+"/mcp", "", nil, nil)
 		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(mcpContext(t))
-		done := make(chan error, 1)
-		go func() {
-			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
-				"language": "python", "code": "import time\ndef main(args):\n    time.sleep(300)\n", "timeout_ms": 600000}})
-			done <- err
-		}()
-		waitFor(t, "the run to start", func() bool { return sandboxRunning(t, metricsAddr) == "1" })
-		cancel()
-		require.Error(t, <-done)
+		cancelSleepingMCPRun(t, cs, metricsAddr)
 		count(t, 3, "the run the MCP client cancelled")
 	})
 
