@@ -83,6 +83,25 @@ type Job struct {
 	Timeout time.Duration
 	// Observer, when set, receives the run's events while it lasts.
 	Observer *Observer
+	// Environment is the Python environment the run sees before the
+	// host's packages; the zero value is the host's alone.
+	Environment Environment
+}
+
+// Environment is a set of installed Python packages a run sees: built,
+// read-only directories searched in order (first wins) before the host's
+// packages, and modules a template imports ahead of its runs. Runs with
+// the same Key share templates; Key is empty exactly when Paths and
+// Preload are.
+type Environment struct {
+	// Key is the environment's content address (derived from what it
+	// holds and what it preloads).
+	Key string
+	// Paths are host directories of installed packages (pip --target
+	// layouts), each mounted read-only into the run.
+	Paths []string
+	// Preload are module names a template imports before it forks runs.
+	Preload []string
 }
 
 // The languages of run_code.

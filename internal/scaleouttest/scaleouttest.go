@@ -100,7 +100,11 @@ func StartMinIO(t testing.TB) *MinIO {
 		_ = logf.Close()
 	})
 	m := &MinIO{Endpoint: "http://" + addr, cmd: cmd}
-	WaitHTTP(t, m.Endpoint+"/minio/health/ready", logf.Name())
+	// /minio/health/ready answers 200 while the server is still starting;
+	// /cluster waits for the bucket metadata start-up, which lists the
+	// buckets and heals (recreates) each one a moment later: a bucket
+	// made and removed in between comes back.
+	WaitHTTP(t, m.Endpoint+"/minio/health/cluster", logf.Name())
 	t.Setenv("AWS_ACCESS_KEY_ID", AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", SecretKey)
 	return m
