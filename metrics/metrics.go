@@ -53,6 +53,10 @@ type Metrics struct {
 	AuthFailures    *prometheus.CounterVec // front, reason
 	RateLimited     *prometheus.CounterVec // front, class
 	SkillReloads    *prometheus.CounterVec // result
+	// EnvBuilds counts pip runs that built a skill or base environment, by
+	// result (ok, failed); EnvBuildDuration is their wall time.
+	EnvBuilds        *prometheus.CounterVec
+	EnvBuildDuration prometheus.Histogram
 	HTTPRefused     *prometheus.CounterVec // reason
 
 	EgressConnections *prometheus.CounterVec // result: allowed or the refusing rule
@@ -119,6 +123,9 @@ func (m *Metrics) initOps() {
 	m.AuthFailures = m.counterVec("auth", "failures_total", "Failed authentications, by front door and reason.", "front", "reason")
 	m.RateLimited = m.counterVec("ratelimit", "limited_total", "Calls refused by rate limits, by front door and identity class.", "front", "class")
 	m.SkillReloads = m.counterVec("skills", "reloads_total", "Skill registry reloads, by result.", "result")
+	m.EnvBuilds = m.counterVec("skill", "environment_builds_total", "Python environment builds (pip runs), by result: ok or failed.", "result")
+	m.EnvBuildDuration = m.histogram("skill", "environment_build_duration_seconds", "Wall time of Python environment builds.",
+		prometheus.ExponentialBuckets(0.25, 2, 12))
 	m.HTTPRefused = m.counterVec("http", "refused_total", "HTTP connections, requests and calls refused by the front door's limits and guards, by reason.", "reason")
 	m.EgressConnections = m.counterVec("egress", "connections_total", "Outgoing connections of sandboxed runs, by result: allowed or the rule that refused them.", "result")
 	m.EgressBytes = m.counterVec("egress", "bytes_total", "Bytes relayed for sandboxed runs, by direction (up: to the destination, down: to the run).", "direction")

@@ -35,6 +35,8 @@ var allowed = map[string][]string{
 	"runs/runstest":         {"runs"},
 	"runs/objstore":         {"runs", "blob"},
 	"sandbox":               {"internal/pyname"},
+	"pyenv":                 {"internal/pyname", "metrics"},
+	"pyenv/pyenvtest":       {},
 	"egress":                {"metrics"},
 	"skills":                {"internal/pyname", "egress"},
 	"blob":                  {},
