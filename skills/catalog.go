@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/skillgate/skillgate/pyenv"
 )
 
 // List page sizes.
@@ -24,6 +26,8 @@ type Catalog struct {
 	versions map[string][]*Skill // per name, highest precedence first
 	latest   map[string]*Skill   // per name, the default version (see Latest)
 	count    int
+	envs     map[string]*pyenv.Env // built environments of the served skills, by key
+	building map[string][]string   // per name, the versions whose environment is building
 }
 
 // newCatalog indexes skills; (name, version) pairs must be unique.
@@ -97,10 +101,15 @@ func (e *NotFoundError) Is(target error) bool { return target == ErrSkillNotFoun
 // Resolve returns the snapshot of name at version. An empty version or
 // "latest" means the highest release (a pre-release only when the name has
 // no release); any other version, pre-releases included, must match
-// exactly as written in the manifest. It fails with a *NotFoundError.
+// exactly as written in the manifest. It fails with a *NotFoundError, or
+// a *BuildingError for a skill whose environment is still being built (an
+// unpinned call gets the latest version already offered, if any).
 func (c *Catalog) Resolve(name, version string) (*Skill, error) {
 	vs := c.versions[name]
 	if len(vs) == 0 {
+		if err := c.buildingError(name, version); err != nil {
+			return nil, err
+		}
 		return nil, &NotFoundError{Name: name, Version: version}
 	}
 	if version == "" || version == "latest" {
@@ -110,6 +119,9 @@ func (c *Catalog) Resolve(name, version string) (*Skill, error) {
 		if s.Manifest.Version == version {
 			return s, nil
 		}
+	}
+	if err := c.buildingError(name, version); err != nil {
+		return nil, err
 	}
 	return nil, &NotFoundError{Name: name, Version: version, Available: c.Versions(name)}
 }

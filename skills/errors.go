@@ -18,6 +18,10 @@ var (
 	ErrFileNotFound = errors.New("file not found")
 	// ErrInvalidVersion: a string that is not a semantic version 2.0.0.
 	ErrInvalidVersion = errors.New("invalid semantic version")
+	// ErrEnvironmentBuilding: the skill is valid but not offered yet, its
+	// Python environment is being built. Resolve returns a *BuildingError
+	// that matches it; asking again later succeeds.
+	ErrEnvironmentBuilding = errors.New("skill environment building")
 	// ErrRegistryClosed: Reload after Close.
 	ErrRegistryClosed = errors.New("registry closed")
 )

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/pyenv"
 )
 
 // candidate is one package folder found under the skills root.
@@ -142,6 +144,8 @@ func buildPackage(snap *snapshot, builtin bool) loaded {
 		}
 	}
 	args, output := loadSchemas(mc, snap, m.Runtime)
+	rc := &collector{file: requirementsFile}
+	reqs := loadRequirements(mc, rc, snap, m.Runtime)
 	sc := &collector{file: skillMDFile}
 	var front map[string]any
 	var body string
@@ -152,12 +156,16 @@ func buildPackage(snap *snapshot, builtin bool) loaded {
 		}
 	}
 	l.name, l.version = m.Name, m.Version
-	l.violations = append(mc.list, sc.list...)
+	l.violations = append(append(mc.list, rc.list...), sc.list...)
 	if len(l.violations) > 0 {
 		return l
 	}
 	l.skill = newSkill(m, snap, l.source)
 	l.skill.args, l.skill.output = args, output
+	l.skill.requirements = reqs
+	if m.Runtime != nil {
+		l.skill.preload = m.Runtime.Preload
+	}
 	l.skill.Title, l.skill.ShortDescription, l.skill.Tags = pf.title, pf.shortDescription, pf.tags
 	l.skill.Front, l.skill.Body = front, body
 	return l
@@ -212,4 +220,37 @@ func newSkill(m Manifest, snap *snapshot, src Source) *Skill {
 		version: v, digest: snap.digest(), files: snap.files, refused: snap.refused,
 		summary: clipText(m.Description, maxAgentDescriptionLen),
 	}
+}
+
+// loadRequirements gathers the skill's requirements: [runtime]
+// requirements (checked by the manifest) and a requirements.txt beside
+// skill.toml, which any skill.toml package may have (an instruction
+// skill's scripts run in run_code with its environment). A distribution
+// may be required in one of the two places only.
+func loadRequirements(mc, rc *collector, snap *snapshot, rt *Runtime) []pyenv.Requirement {
+	var out []pyenv.Requirement
+	if rt != nil {
+		for _, s := range rt.Requirements {
+			r, _ := pyenv.ParseRequirement(s) // validated by the manifest
+			out = append(out, r)
+		}
+	}
+	f, ok := searchFiles(snap.files, requirementsFile)
+	if !ok {
+		return out
+	}
+	fromFile, err := pyenv.ParseRequirementsFile(f.Data)
+	if err != nil {
+		rc.add("", "a requirements file of PEP 508 requirements, each optionally with --hash=sha256:<hex>", nil, "%v", err)
+		return nil
+	}
+	for _, r := range fromFile {
+		if slices.ContainsFunc(out, func(o pyenv.Requirement) bool { return o.Key() == r.Key() }) {
+			mc.add("/runtime/requirements", "each distribution required in skill.toml or in requirements.txt, not both", r.Name,
+				"%s is required in both skill.toml and requirements.txt", r.Key())
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }

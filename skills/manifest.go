@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillgate/skillgate/egress"
 	"github.com/skillgate/skillgate/internal/pyname"
+	"github.com/skillgate/skillgate/pyenv"
 )
 
 const (
@@ -19,6 +20,11 @@ const (
 	skillMDFile  = "SKILL.md"
 	// maxDescriptionLen bounds a one-line description.
 	maxDescriptionLen = 1024
+	// requirementsFile beside skill.toml adds to [runtime] requirements,
+	// in pip's requirements-file format.
+	requirementsFile = "requirements.txt"
+	// maxPreload bounds a preload list: each module costs template memory.
+	maxPreload = 64
 )
 
 // Kind says whether a skill can be executed.
@@ -41,6 +47,13 @@ type Runtime struct {
 	// before any run; OutputSchema of the output. Both optional.
 	ArgsSchema   string `json:"args_schema,omitempty"`
 	OutputSchema string `json:"output_schema,omitempty"`
+	// Requirements are PEP 508 strings the skill's environment installs
+	// (as written; Skill.Requirements has them parsed, a requirements.txt
+	// beside skill.toml included).
+	Requirements []string `json:"requirements,omitempty"`
+	// Preload names modules the template of the skill's runs imports
+	// ahead of them.
+	Preload []string `json:"preload,omitempty"`
 }
 
 // Permissions is the [permissions] table.
@@ -67,7 +80,7 @@ type Manifest struct {
 
 var (
 	manifestKeys    = []string{"name", "version", "description", "kind", "runtime", "permissions"}
-	runtimeKeys     = []string{"language", "entrypoint", "export", "timeout_ms", "args_schema", "output_schema"}
+	runtimeKeys     = []string{"language", "entrypoint", "export", "timeout_ms", "args_schema", "output_schema", "requirements", "preload"}
 	permissionsKeys = []string{"secrets", "network"}
 )
 
@@ -236,7 +249,80 @@ func checkRuntime(c *collector, raw map[string]any, kind Kind) *Runtime {
 	rt.TimeoutMS = checkTimeout(c, tbl)
 	rt.ArgsSchema = checkSchemaPath(c, tbl, "args_schema")
 	rt.OutputSchema = checkSchemaPath(c, tbl, "output_schema")
+	rt.Requirements = checkRequirements(c, tbl)
+	rt.Preload = checkPreload(c, tbl)
 	return rt
+}
+
+// checkRequirements parses [runtime] requirements, each a PEP 508 string
+// naming a distribution of the gateway's package sources.
+func checkRequirements(c *collector, tbl map[string]any) []string {
+	const expected = `PEP 508 requirement strings like "pypdf==6.16.1" or "python-dateutil>=2.8"`
+	v, ok := tbl["requirements"]
+	if !ok {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		c.add("/runtime/requirements", "an array of "+expected, v, "wrong type")
+		return nil
+	}
+	if len(list) > pyenv.MaxRequirements {
+		c.add("/runtime/requirements", fmt.Sprintf("at most %d requirements", pyenv.MaxRequirements), len(list), "too many requirements")
+		return nil
+	}
+	var out []string
+	seen := map[string]int{}
+	for i, e := range list {
+		p := fmt.Sprintf("/runtime/requirements/%d", i)
+		s, ok := e.(string)
+		if !ok {
+			c.add(p, expected, e, "wrong type")
+			continue
+		}
+		r, err := pyenv.ParseRequirement(s)
+		if err != nil {
+			c.add(p, expected, s, "invalid requirement: %v", err)
+			continue
+		}
+		if j, dup := seen[r.Key()]; dup {
+			c.add(p, "each distribution required once", s, "%s is already required by /runtime/requirements/%d", r.Key(), j)
+			continue
+		}
+		seen[r.Key()] = i
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkPreload wants dotted module names.
+func checkPreload(c *collector, tbl map[string]any) []string {
+	const expected = `Python module names like "pandas" or "dateutil.parser"`
+	v, ok := tbl["preload"]
+	if !ok {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		c.add("/runtime/preload", "an array of "+expected, v, "wrong type")
+		return nil
+	}
+	var out []string
+	for i, e := range list {
+		s, ok := e.(string)
+		if !ok || !pyenv.ValidModuleName(s) {
+			c.add(fmt.Sprintf("/runtime/preload/%d", i), expected, e, "not a module name")
+			continue
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) > maxPreload {
+		c.add("/runtime/preload", fmt.Sprintf("at most %d modules", maxPreload), len(out), "too many modules to preload")
+		return nil
+	}
+	return out
 }
 
 // checkEntrypoint wants a clean relative slash path to a .py file whose

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/pyenv"
 )
 
 // DefaultWatchDebounce is how long the watcher waits for a burst of file
@@ -43,6 +46,14 @@ type Options struct {
 	// new catalog and its report (metrics, change notifications). It runs
 	// while reloads are serialized: it must not call Reload or Close.
 	OnReload func(*Catalog, LoadReport)
+	// Environments builds the Python environments skills declare. Nil (or
+	// a builder without package sources) makes declaring requirements a
+	// violation that says so.
+	Environments *pyenv.Builder
+	// OnChange, when set, is called when a catalog is swapped in outside
+	// a reload: an environment finished building (its skill is offered)
+	// or failed (its package is skipped). Same rules as OnReload.
+	OnChange func(*Catalog, LoadReport)
 
 	// newWatcher makes the inotify watcher; tests make it fail.
 	newWatcher func() (*fsnotify.Watcher, error)
@@ -87,6 +98,17 @@ type Registry struct {
 	mu       sync.Mutex        // serializes reloads; guards the fields below
 	lastGood map[string]*Skill // per package folder (abs): the last valid snapshot read there
 	closed   bool
+	builtins []*Skill
+	loaded   []*Skill              // the last load's snapshots to serve, environments pending included
+	report   LoadReport            // the last load's report, before environment states
+	envs     map[string]*pyenv.Env // built environments, by key
+	building map[string]bool       // keys with a build goroutine running
+	failed   map[string]error      // keys whose build failed since the last reload
+	ctx      context.Context       // ends the builds on Close
+	cancel   context.CancelFunc
+	builds   sync.WaitGroup // build goroutines
+	// checkOnly: a Check, which builds inline and removes nothing.
+	checkOnly bool
 
 	watch *watcher // nil unless Options.Watch
 }
@@ -99,7 +121,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Registry{opts: opts, log: opts.Logger, lastGood: map[string]*Skill{}}
+	r := makeRegistry(opts)
 	if opts.Dir != "" {
 		root, err := resolveRoot(opts.Dir)
 		if err != nil {
@@ -118,6 +140,13 @@ func NewRegistry(opts Options) (*Registry, error) {
 		r.watch = w
 	}
 	return r, nil
+}
+
+func makeRegistry(opts Options) *Registry {
+	r := &Registry{opts: opts, log: opts.Logger, lastGood: map[string]*Skill{},
+		envs: map[string]*pyenv.Env{}, building: map[string]bool{}, failed: map[string]error{}}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	return r
 }
 
 func resolveRoot(dir string) (string, error) {
@@ -145,14 +174,20 @@ func (r *Registry) Catalog() *Catalog { return r.cur.Load() }
 // Dir returns the resolved skills root ("" when there is none).
 func (r *Registry) Dir() string { return r.root }
 
-// Close stops the watcher. It is idempotent; the last catalog stays
+// Close stops the watcher and the environment builds in progress (their
+// skills stay unoffered). It is idempotent; the last catalog stays
 // readable, Reload fails with ErrRegistryClosed.
 func (r *Registry) Close() error {
 	r.mu.Lock()
 	already := r.closed
 	r.closed = true
 	r.mu.Unlock()
-	if already || r.watch == nil {
+	if already {
+		return nil
+	}
+	r.cancel()
+	r.builds.Wait()
+	if r.watch == nil {
 		return nil
 	}
 	return r.watch.close()
@@ -173,19 +208,21 @@ func (r *Registry) Reload() (LoadReport, error) {
 		return LoadReport{}, err
 	}
 	var rep LoadReport
-	served := bi
+	var fromDisk []*Skill
 	if r.root != "" {
 		cands, err := discover(r.root)
 		if err != nil {
 			return LoadReport{}, fmt.Errorf("reload skills: %w", err)
 		}
-		var fromDisk []*Skill
 		fromDisk, rep = r.loadLocked(cands)
-		served = append(append([]*Skill(nil), bi...), fromDisk...)
 	}
-	cat := newCatalog(served)
-	r.cur.Store(cat)
-	rep.Skills = cat.Len()
+	r.builtins, r.loaded = bi, fromDisk
+	// A reload tries failed builds again: the wheelhouse may have changed.
+	r.failed = map[string]error{}
+	r.settleEnvsLocked(&rep)
+	r.report = rep
+	cat := r.publishLocked()
+	rep = r.reportLocked()
 	r.logReport(rep)
 	if r.opts.OnReload != nil {
 		r.opts.OnReload(cat, rep)
@@ -195,7 +232,9 @@ func (r *Registry) Reload() (LoadReport, error) {
 
 // Check loads every package under dir once, as a registry would (dir may be
 // a skills root or a single package folder), and reports each one without
-// serving anything: what an author runs before deploying.
+// serving anything: what an author runs before deploying. With
+// opts.Environments it also builds the environments the packages declare,
+// waiting for each, so that pip's verdict is in the report.
 func Check(dir string, opts Options) (LoadReport, error) {
 	opts = opts.withDefaults()
 	if err := opts.Validate(); err != nil {
@@ -209,8 +248,18 @@ func Check(dir string, opts Options) (LoadReport, error) {
 	if err != nil {
 		return LoadReport{}, fmt.Errorf("check skills: %w", err)
 	}
-	r := &Registry{opts: opts, log: opts.Logger, root: root, lastGood: map[string]*Skill{}}
-	served, rep := r.loadLocked(cands)
-	rep.Skills = len(served)
+	r := makeRegistry(opts)
+	defer r.cancel()
+	r.root, r.checkOnly = root, true
+	r.loaded, r.report = r.loadLocked(cands)
+	r.settleEnvsLocked(&r.report)
+	r.publishLocked()
+	rep := r.reportLocked()
+	rep.Skills = 0
+	for _, s := range r.loaded {
+		if r.envStateLocked(s) == envReady {
+			rep.Skills++
+		}
+	}
 	return rep, nil
 }

@@ -129,6 +129,8 @@ func (r *Registry) logReport(rep LoadReport) {
 			ev, msg = r.log.Warn(), "skill package invalid, skipped"
 		case p.Status == StatusKept:
 			ev, msg = r.log.Warn(), "skill package invalid, previous snapshot kept"
+		case p.Status == StatusBuilding:
+			ev, msg = r.log.Info(), "skill package valid; offered once its python environment is built"
 		case len(p.Warnings) > 0:
 			ev, msg = r.log.Warn(), "skill package loaded with warnings"
 		}
@@ -141,7 +143,7 @@ func (r *Registry) logReport(rep LoadReport) {
 		}
 		ev.Msg(msg)
 	}
-	r.log.Info().Int("skills", rep.Skills).Int("loaded", rep.Count(StatusLoaded)).
+	r.log.Info().Int("skills", rep.Skills).Int("loaded", rep.Count(StatusLoaded)).Int("building_environment", rep.Count(StatusBuilding)).
 		Int("skipped", rep.Count(StatusSkipped)).Int("kept_previous", rep.Count(StatusKept)).
 		Str("dir", r.root).Msg("skill catalog loaded")
 }

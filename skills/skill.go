@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/skillgate/skillgate/pyenv"
 )
 
 // Source tells where a skill came from.
@@ -49,7 +51,27 @@ type Skill struct {
 	refused map[string]string // symlinks not followed
 	args    *compiledSchema   // [runtime] args_schema; nil: none
 	output  *compiledSchema   // [runtime] output_schema; nil: none
+
+	requirements []pyenv.Requirement // skill.toml and requirements.txt; nil: none
+	preload      []string
+	// envKey is the content address of the environment of requirements,
+	// set by the registry before the snapshot is first published; "" when
+	// there are no requirements.
+	envKey string
 }
+
+// Requirements are the skill's declared Python requirements, parsed
+// ([runtime] requirements and requirements.txt), in a new slice.
+func (s *Skill) Requirements() []pyenv.Requirement { return slices.Clone(s.requirements) }
+
+// Preload lists the modules the skill's runs want imported in their
+// template ([runtime] preload).
+func (s *Skill) Preload() []string { return slices.Clone(s.preload) }
+
+// EnvironmentKey is the content address of the skill's environment; ""
+// when it declares no requirements. Catalog.Environment gives the built
+// environment.
+func (s *Skill) EnvironmentKey() string { return s.envKey }
 
 // Summary is the description as listings show it: at most 1,024
 // characters. Only an Agent Skill's description can be longer (it loads with
