@@ -57,7 +57,7 @@ type Metrics struct {
 	// result (ok, failed); EnvBuildDuration is their wall time.
 	EnvBuilds        *prometheus.CounterVec
 	EnvBuildDuration prometheus.Histogram
-	HTTPRefused     *prometheus.CounterVec // reason
+	HTTPRefused      *prometheus.CounterVec // reason
 
 	EgressConnections *prometheus.CounterVec // result: allowed or the refusing rule
 	EgressBytes       *prometheus.CounterVec // direction: up (to the internet), down
