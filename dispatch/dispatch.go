@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/pyenv"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
@@ -169,6 +170,12 @@ type Options struct {
 	// client whose protocol version this gateway does not speak
 	// (upgrade_url).
 	UpgradeURL string
+	// Environments keeps the Python environments' directories while runs
+	// use them; nil holds none.
+	Environments *pyenv.Builder
+	// PythonBase is the base environment every run sees after its skills'
+	// environments; nil: none.
+	PythonBase *pyenv.Base
 }
 
 type method struct {

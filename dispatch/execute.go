@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/internal/pyname"
+	"github.com/skillgate/skillgate/pyenv"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skills"
@@ -50,6 +51,9 @@ func (d *Dispatcher) executionGroup() methodGroup {
 		}, d.runMethods()...),
 		errors: errorTable{
 			{skills.ErrSkillNotFound, skillNotFound},
+			{skills.ErrEnvironmentBuilding, environmentBuilding},
+			{pyenv.ErrBuilding, baseBuilding},
+			{pyenv.ErrBuildFailed, baseFailed},
 			{blob.ErrNotFound, blobNotFound},
 			{blob.ErrStorageFull, storageFull},
 			{sandbox.ErrOverloaded, overloaded},
@@ -302,12 +306,21 @@ func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (
 	if req.mode == modeStream && !call.CanNotify() {
 		return nil, paramErr("stream", noStreamReason(call))
 	}
+	env, envKeys, err := d.runEnvironment(req.mounts)
+	if err != nil {
+		return nil, err
+	}
+	req.job.Environment = env
 	release := func() {}
 	if call.Identity != nil {
-		var err error
 		if release, err = d.limiter.AcquireRun(call.Identity); err != nil {
 			return nil, err
 		}
+	}
+	if b := d.opts.Environments; b != nil && len(envKeys) > 0 {
+		// A reload during the run must not remove what it has mounted.
+		limiterRelease, unhold := release, b.Hold(envKeys...)
+		release = func() { limiterRelease(); unhold() }
 	}
 	inputs, err := d.loadInputs(ctx, call, req.blobs)
 	if err != nil {

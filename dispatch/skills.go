@@ -44,7 +44,7 @@ func (d *Dispatcher) discoveryGroup() methodGroup {
 			{name: MethodReadSkillFile, aliases: []string{"ReadSkillFile"}, fn: d.readSkillFile},
 			{name: MethodLoadGuide, aliases: []string{"LoadSkillsProtocolGuide"}, fn: d.loadGuide, flags: methodInline},
 		},
-		errors: errorTable{{skills.ErrSkillNotFound, skillNotFound}},
+		errors: errorTable{{skills.ErrSkillNotFound, skillNotFound}, {skills.ErrEnvironmentBuilding, environmentBuilding}},
 	}
 }
 
@@ -187,6 +187,9 @@ type SkillDescription struct {
 	Tags             []string `json:"tags,omitempty"`
 	Versions         []string `json:"versions,omitempty"`
 	Source           string   `json:"source,omitempty"`
+	// Environment is the skill's Python environment (summary and full),
+	// when it declares requirements or preload.
+	Environment *EnvironmentDescription `json:"environment,omitempty"`
 	// full
 	FrontMatter map[string]any    `json:"front_matter,omitempty"`
 	SkillMD     *string           `json:"skill_md,omitempty"`
@@ -214,6 +217,7 @@ func (d *Dispatcher) describeSkill(_ context.Context, call *Call) (any, error) {
 		desc.Namespace, desc.Kind, desc.Description = s.Namespace, string(s.Manifest.Kind), s.Manifest.Description
 		desc.Title, desc.ShortDescription, desc.Tags = s.Title, s.ShortDescription, s.Tags
 		desc.Versions, desc.Source = cat.Versions(s.Manifest.Name), string(s.Source)
+		desc.Environment = d.describeEnvironment(s)
 	}
 	if detail == "full" {
 		body := s.Body

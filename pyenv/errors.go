@@ -13,6 +13,8 @@ var (
 	// ErrBuildFailed: pip could not install the requirements; the
 	// *BuildError says why in pip's words.
 	ErrBuildFailed = errors.New("environment build failed")
+	// ErrBuilding: the environment is being built; ask again later.
+	ErrBuilding = errors.New("environment building")
 	// ErrClosed: a build asked of a closed Builder.
 	ErrClosed = errors.New("builder closed")
 )

@@ -62,6 +62,9 @@ const (
 	// StringUploadNotFound: an unknown, finished, expired or another
 	// identity's upload id (-32602, like BLOB_NOT_FOUND).
 	StringUploadNotFound = "UPLOAD_NOT_FOUND"
+	// StringEnvironmentBuilding: the skill (or the base environment every
+	// run gets) is waiting for its Python environment to be built; retry.
+	StringEnvironmentBuilding = "ENVIRONMENT_BUILDING"
 )
 
 // Execution-level error types (a failed run's error.type). The gateway
