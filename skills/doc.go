@@ -21,7 +21,15 @@
 //	            .py path that exists in the package and whose segments are
 //	            Python identifiers (it is imported as a module); export a
 //	            Python identifier; timeout_ms optional, a positive integer
+//	            requirements optional, PEP 508 strings (no URLs or paths);
+//	            preload optional, Python module names
 //	[permissions] secrets: environment variable names [A-Z_][A-Z0-9_]*
+//
+// A requirements.txt beside skill.toml (pip's format; only --hash as an
+// option) adds to the requirements. A skill with requirements is offered
+// once its Python environment (package pyenv) is built: the registry
+// builds it off the reload path, Resolve answers a *BuildingError
+// meanwhile, and a failed build skips the skill with pip's reason.
 //
 // Its SKILL.md opens with YAML front matter holding name (display name) and
 // short_description (strings) and optionally tags (list of strings); other

@@ -62,51 +62,57 @@ type serveConfig struct {
 	RunMaxRecordsPerIdentity int
 	RunMaxRecordBytesPerID   int64
 
-	Python            string
-	SandboxMode       string
-	SandboxZygote     string
-	SandboxIDMap      string
-	SandboxCgroup     string
-	SandboxWorkDir    string
-	SandboxWorkers    int
-	SandboxWarmPool   int
-	SandboxWarmMemory int64
-	SandboxUIDBase    uint32
-	RunTimeout        time.Duration
-	MaxRunTimeout     time.Duration
-	RunMemory         int64
-	Egress            string
-	EgressAllow       []string
-	EgressDeny        []string
-	EgressPrivate     []string
-	RunCodeNetwork    []string
-	EgressMaxConns    int
-	EgressMaxBytes    int64
-	EgressMaxHeader   int64
-	EgressMaxReaders  int
-	KeepaliveInterval time.Duration
-	KeepaliveTimeout  time.Duration
-	FrameTimeout      time.Duration
-	InitTimeout       time.Duration
-	DrainTimeout      time.Duration
-	DrainDelay        time.Duration
-	WriteTimeout      time.Duration
-	MaxMessageSize    int
-	MaxConnections    int
-	MaxInflight       int
-	MaxQueuedBytes    int
-	MaxHTTPConns      int
-	HTTPOrigins       []string
-	HTTPHosts         []string
-	MaxTotalQueued    int64
-	IdentityShare     float64
-	AuthFile          string
-	AllowAnonymous    bool
-	AuthorizationURL  string
-	UpgradeURL        string
-	LogLevel          string
-	LogFormat         string
-	Pprof             bool
+	Python string
+	// The Python environments (pyenv): the base environment's
+	// requirements file and preload, and the package sources.
+	PythonRequirements string
+	PythonFindLinks    []string
+	PythonIndexURL     string
+	PythonPreload      []string
+	SandboxMode        string
+	SandboxZygote      string
+	SandboxIDMap       string
+	SandboxCgroup      string
+	SandboxWorkDir     string
+	SandboxWorkers     int
+	SandboxWarmPool    int
+	SandboxWarmMemory  int64
+	SandboxUIDBase     uint32
+	RunTimeout         time.Duration
+	MaxRunTimeout      time.Duration
+	RunMemory          int64
+	Egress             string
+	EgressAllow        []string
+	EgressDeny         []string
+	EgressPrivate      []string
+	RunCodeNetwork     []string
+	EgressMaxConns     int
+	EgressMaxBytes     int64
+	EgressMaxHeader    int64
+	EgressMaxReaders   int
+	KeepaliveInterval  time.Duration
+	KeepaliveTimeout   time.Duration
+	FrameTimeout       time.Duration
+	InitTimeout        time.Duration
+	DrainTimeout       time.Duration
+	DrainDelay         time.Duration
+	WriteTimeout       time.Duration
+	MaxMessageSize     int
+	MaxConnections     int
+	MaxInflight        int
+	MaxQueuedBytes     int
+	MaxHTTPConns       int
+	HTTPOrigins        []string
+	HTTPHosts          []string
+	MaxTotalQueued     int64
+	IdentityShare      float64
+	AuthFile           string
+	AllowAnonymous     bool
+	AuthorizationURL   string
+	UpgradeURL         string
+	LogLevel           string
+	LogFormat          string
+	Pprof              bool
 }
 
 // registerServeFlags defines every serve flag with its default. The flag
@@ -174,6 +180,7 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.Int64Var(&c.RunMaxRecordBytesPerID, "run-max-record-bytes-per-identity", runs.DefaultMaxOwnerBytes, "bytes of finished run records kept per identity; past it the identity's oldest finished go first")
 	sd := sandbox.DefaultConfig()
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
+	registerPythonFlags(fs, c)
 	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
 	fs.StringVar(&c.SandboxZygote, "sandbox-zygote", string(sandbox.ZygoteAuto), "on, off or auto: fork each sandbox from a template that has Python and the runtime loaded (auto: when it passes the start-up self-check) instead of starting it from scratch")
 	fs.StringVar(&c.SandboxIDMap, "sandbox-idmap", string(sandbox.IDMapAuto), "rootless only: subordinate maps runs to the gateway user's /etc/subuid range with newuidmap; own maps them to the gateway's own uid (auto: subordinate where available)")
@@ -359,6 +366,7 @@ func (c *serveConfig) validateLocal() error {
 		}
 	}
 	errs = append(errs, c.validateEgress()...)
+	errs = append(errs, c.validatePython()...)
 	if !slices.Contains([]string{"json", "console"}, c.LogFormat) {
 		errs = append(errs, fmt.Errorf("--log-format must be json or console, not %q", c.LogFormat))
 	}

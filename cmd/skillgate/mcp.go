@@ -99,7 +99,10 @@ func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 	g.ctx, g.stop = context.WithCancel(ctx)
 	defer g.close()
 	var err error
-	if g.skills, err = openSkills(cfg, log, g.metrics, g.mcp.refresh); err != nil {
+	if g.python, err = openPython(g.ctx, cfg, log, g.metrics); err != nil {
+		return err
+	}
+	if g.skills, err = openSkills(cfg, log, g.metrics, g.python.builder, g.mcp.refresh); err != nil {
 		return err
 	}
 	if g.blobs, err = openLocalBlobs(g.ctx, cfg, log, g.metrics); err != nil {
@@ -122,7 +125,7 @@ func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 			Limits: cfg.limits(session.DefaultConfig())},
 		Logger:  log.With().Str("component", "dispatch").Logger(),
 		Metrics: g.metrics, Skills: g.skills, Blobs: g.blobs, Authn: open, Runner: runnerOrNil(g.runner),
-		Egress: eg, Runs: runRecords,
+		Egress: eg, Runs: runRecords, Environments: g.python.builder, PythonBase: g.python.base,
 
 		RunnerUnavailable: unavailable,
 	})

@@ -67,6 +67,7 @@ type gateway struct {
 	auth    *auth.Store     // nil without --auth-file
 	limiter *auth.Limiter   // identities' limits, shared by every front door
 	runner  *sandbox.Runner // nil when execution is off or unavailable
+	python  pythonEnvs
 	stop    context.CancelFunc
 	framed  *session.Server
 	budget  *session.Budget // answer bytes held across the gateway; nil: no limit
@@ -103,7 +104,11 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		return nil, err
 	}
 	g.auth, g.limiter = store, auth.NewLimiter(time.Now)
-	if g.skills, err = openSkills(cfg, log, g.metrics, g.mcp.refresh); err != nil {
+	if g.python, err = openPython(ctx, cfg, log, g.metrics); err != nil {
+		g.close()
+		return nil, err
+	}
+	if g.skills, err = openSkills(cfg, log, g.metrics, g.python.builder, g.mcp.refresh); err != nil {
 		g.close()
 		return nil, err
 	}
@@ -153,6 +158,9 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Runner:  runnerOrNil(g.runner),
 		Egress:  eg,
 		Runs:    runRecords,
+
+		Environments: g.python.builder,
+		PythonBase:   g.python.base,
 
 		RunnerUnavailable: unavailable,
 		AuthorizationURL:  cfg.AuthorizationURL,
@@ -309,6 +317,7 @@ func (g *gateway) close() {
 	if g.skills != nil {
 		_ = g.skills.Close()
 	}
+	g.python.close()
 	if g.blobs != nil {
 		_ = g.blobs.Close()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/pyenv"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/runs/objstore"
 	"github.com/skillgate/skillgate/sandbox"
@@ -24,7 +25,9 @@ import (
 // openSkills loads the skill registry and registers its metrics.
 // afterReload runs after every successful load (the MCP front door's
 // refresh); it may be called before the registry is returned.
-func openSkills(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics, afterReload func()) (*skills.Registry, error) {
+// envs builds the environments skills declare (nil: declaring
+// requirements is a load error); a finished build also runs afterReload.
+func openSkills(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics, envs *pyenv.Builder, afterReload func()) (*skills.Registry, error) {
 	reloads := m.SkillReloads
 	reg, err := skills.NewRegistry(skills.Options{
 		Dir:    cfg.SkillsDir,
@@ -32,7 +35,13 @@ func openSkills(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics, afterR
 		Watch:  cfg.WatchSkills && cfg.SkillsDir != "",
 		OnReload: func(c *skills.Catalog, r skills.LoadReport) {
 			reloads.WithLabelValues("ok").Inc()
-			log.Info().Int("skills", c.Len()).Int("packages", len(r.Packages)).Msg("skills loaded")
+			log.Info().Int("skills", c.Len()).Int("packages", len(r.Packages)).
+				Int("building_environment", r.Count(skills.StatusBuilding)).Msg("skills loaded")
+			afterReload()
+		},
+		Environments: envs,
+		OnChange: func(c *skills.Catalog, _ skills.LoadReport) {
+			log.Info().Int("skills", c.Len()).Int("building_environment", len(c.Building())).Msg("skill environment settled")
 			afterReload()
 		},
 	})

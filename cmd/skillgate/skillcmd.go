@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/pyenv"
 	"github.com/skillgate/skillgate/skills"
 )
 
@@ -17,6 +19,7 @@ func newSkillCommand() *cobra.Command {
 	}
 	var maxFiles int
 	var maxBytes int64
+	var py serveConfig
 	check := &cobra.Command{
 		Use:   "check DIR...",
 		Short: "Validate skill packages offline, as the gateway would load them",
@@ -25,11 +28,25 @@ func newSkillCommand() *cobra.Command {
 			"problems in the VALIDATION_ERROR shape of the error classes: an invalid package as an\n" +
 			"\"error\" (it would be skipped), a package that loads with warnings as a \"warning\". A summary\n" +
 			"goes to stderr. It exits 1 when any package is invalid or a DIR holds none, 2 when a DIR\n" +
-			"cannot be read.",
-		Example: "  skillgate skill check examples/skills\n  skillgate skill check ./my-skill | jq .",
-		Args:    cobra.MinimumNArgs(1),
+			"cannot be read. With --python-find-links or --python-index-url it also builds (in a\n" +
+			"temporary folder) the Python environments the packages declare, so that pip's reason for\n" +
+			"a requirement it cannot install is among the violations.",
+		Example: "  skillgate skill check examples/skills\n  skillgate skill check ./my-skill | jq .\n" +
+			"  skillgate skill check --python-find-links ./wheelhouse ./my-skill",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := skills.Options{MaxSkillFiles: maxFiles, MaxSkillBytes: maxBytes}
+			if errs := py.validatePython(); len(errs) > 0 {
+				return errors.Join(errs...)
+			}
+			if py.hasPythonSources() {
+				b, err := pyenv.New(py.pythonSources())
+				if err != nil {
+					return err
+				}
+				defer b.Close()
+				opts.Environments = b
+			}
 			bad := false
 			for _, dir := range args {
 				rep, err := skills.Check(dir, opts)
@@ -52,6 +69,9 @@ func newSkillCommand() *cobra.Command {
 	}
 	check.Flags().IntVar(&maxFiles, "max-skill-files", skills.DefaultMaxSkillFiles, "files one package may hold (as serve's flag)")
 	check.Flags().Int64Var(&maxBytes, "max-skill-bytes", skills.DefaultMaxSkillBytes, "bytes one package may hold (as serve's flag)")
+	check.Flags().StringSliceVar(&py.PythonFindLinks, "python-find-links", nil, "wheelhouse folder or URL to build the packages' Python environments from (as serve's flag)")
+	check.Flags().StringVar(&py.PythonIndexURL, "python-index-url", "", "package index to build the packages' Python environments from (as serve's flag)")
+	check.Flags().StringVar(&py.Python, "python", pyenv.DefaultPython, "the interpreter whose pip builds the environments (as serve's flag)")
 	cmd.AddCommand(check)
 	return cmd
 }
