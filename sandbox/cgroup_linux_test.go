@@ -185,7 +185,7 @@ func TestDelegatedCgroupV2(t *testing.T) {
 		}
 	}
 
-	sb, err := r.spawn(false)
+	sb, err := r.spawn(false, Environment{})
 	require.NoError(t, err)
 	runDir := sb.cg.dirs[0]
 	assert.Equal(t, filepath.Join(dir, r.name, sb.id), runDir, "a cgroup per sandbox")

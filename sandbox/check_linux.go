@@ -183,7 +183,7 @@ type probeFacts struct {
 // selfCheck starts one sandbox, runs probeCode in it and checks every
 // layer it can see from the inside.
 func (r *Runner) selfCheck() error {
-	sb, err := r.spawn(false)
+	sb, err := r.spawn(false, r.WarmEnvironment())
 	if err != nil {
 		return err
 	}

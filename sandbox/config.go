@@ -102,6 +102,14 @@ type Config struct {
 	// 1_000_000_000. Rootless mode maps a subordinate range of the
 	// gateway's user or its own uid instead (IDMap).
 	UIDBase uint32
+	// Environment is the base Python environment: the warm pool's
+	// sandboxes are made for it (see Runner.SetWarmEnvironment). Runs of
+	// another environment get a sandbox started for them.
+	Environment Environment
+	// MaxTemplates bounds the templates running at once, one per
+	// environment in use, default 4; the least recently used idle one is
+	// stopped first. Their memory counts against WarmMemoryBytes.
+	MaxTemplates int
 	// Zygote says whether sandboxes are forked from a template (a Python
 	// with the runtime imported) instead of started from scratch; ""
 	// means ZygoteAuto.
@@ -147,6 +155,7 @@ func DefaultConfig() Config {
 		MemoryBytes:        256 << 20,
 		Pids:               64,
 		OpenFiles:          256,
+		MaxTemplates:       4,
 		FileSizeBytes:      32 << 20,
 		TmpBytes:           64 << 20,
 		WorkspaceBytes:     64 << 20,
@@ -186,6 +195,7 @@ func (c Config) withDefaults() Config {
 	setString(&c.WorkDir, d.WorkDir)
 	setInt(&c.Pids, d.Pids)
 	setInt(&c.OpenFiles, d.OpenFiles)
+	setInt(&c.MaxTemplates, d.MaxTemplates)
 	setInt(&c.MaxOutputBlobs, d.MaxOutputBlobs)
 	setInt(&c.DefaultTimeout, d.DefaultTimeout)
 	setInt(&c.MaxTimeout, d.MaxTimeout)
@@ -225,6 +235,9 @@ func (c Config) Validate() error {
 	if _, err := ParseIDMap(string(c.IDMap)); err != nil {
 		return err
 	}
+	if err := c.Environment.validate(); err != nil {
+		return fmt.Errorf("%w: %w", errInvalidConfig, err)
+	}
 	for _, chk := range []struct {
 		bad bool
 		msg string
@@ -236,6 +249,7 @@ func (c Config) Validate() error {
 		{c.QueueSize < 0, "QueueSize is negative"},
 		{c.WarmPool < 0, "WarmPool is negative"},
 		{c.WarmMemoryBytes < 0, "WarmMemoryBytes is negative"},
+		{c.MaxTemplates < 0, "MaxTemplates is negative"},
 		{c.DefaultTimeout < 0 || c.MaxTimeout < 0 || c.CPUTime < 0, "a timeout is negative"},
 		{c.DefaultTimeout > c.MaxTimeout, "DefaultTimeout exceeds MaxTimeout"},
 		{c.MemoryBytes < 32<<20, "MemoryBytes is below 32 MiB"},

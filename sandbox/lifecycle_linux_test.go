@@ -174,7 +174,7 @@ def main(args):
 func TestReusedDirectoryIsEmpty(t *testing.T) {
 	r := ownRunner(t, func(c *Config) { c.Zygote, c.WarmPool = ZygoteOn, 1 })
 	start := func() *sandbox {
-		sb, err := r.spawn(false)
+		sb, err := r.spawn(false, Environment{})
 		require.NoError(t, err)
 		return sb
 	}

@@ -105,7 +105,7 @@ func (r *Runner) checkWithFallbacks() error {
 	if err != nil && r.ids.kind == idMapSub && r.cfg.IDMap != IDMapSubordinate {
 		r.log.Warn().Err(err).Msg("sandbox: runs cannot use the subordinate id range; mapping the gateway's own uid")
 		r.ids = ownIDMapper("the subordinate range failed the self-check: " + firstLine(err.Error()))
-		r.stopZygote() // its user namespace has the maps just given up
+		r.stopTemplates() // their user namespaces has the maps just given up
 		err = r.selfCheck()
 	}
 	if err != nil && r.mode == ModeRootless && r.cgroups != nil && r.cfg.CgroupDir == "" {

@@ -36,6 +36,7 @@ func buildRoot(c *initConfig) error {
 		{skillsMount, func() error { return os.Symlink(skillsTarget, filepath.Join(r, skillsMount)) }},
 		{blobsMount, func() error { return os.Symlink(blobsTarget, filepath.Join(r, blobsMount)) }},
 		{libMount, func() error { return bindReadOnly(c.LibDir, filepath.Join(r, libMount)) }},
+		{envMount, func() error { return bindEnvironment(r, c.EnvDirs, c.EnvFDs) }},
 		{"/proc", func() error { return mountProc(filepath.Join(r, "proc")) }},
 		{"/dev", func() error { return buildDev(filepath.Join(r, "dev"), c.TmpBytes) }},
 		{"/etc", func() error { return bindReadOnly(c.EtcDir, filepath.Join(r, "etc")) }},
@@ -57,6 +58,31 @@ func buildRoot(c *initConfig) error {
 	}
 	// The root itself is read-only: nothing new can appear next to /tmp.
 	return remountReadOnly("/", false)
+}
+
+// bindEnvironment makes envMount, Landlock's rule for every environment,
+// and mounts each environment directory there under its own name: the
+// detached mount the host passed, or a bind of its path.
+func bindEnvironment(r string, dirs []string, fds []int) error {
+	if len(fds) != 0 && len(fds) != len(dirs) {
+		return fmt.Errorf("%d environment directories, %d descriptors", len(dirs), len(fds))
+	}
+	if err := os.MkdirAll(filepath.Join(r, envMount), 0o755); err != nil {
+		return err
+	}
+	for i, d := range dirs {
+		dst := filepath.Join(r, envMount, filepath.Base(d))
+		var err error
+		if len(fds) == 0 {
+			err = bindReadOnly(d, dst)
+		} else if err = os.Mkdir(dst, 0o755); err == nil {
+			err = unix.MoveMount(fds[i], "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+	}
+	return nil
 }
 
 func tmpfsOpts(size int64, extra string) string {
@@ -206,7 +232,7 @@ func pivot(r string) error {
 
 // landlockReadDirs are the directories Python may read.
 func landlockReadDirs() []string {
-	dirs := []string{"/usr", "/etc", "/job", libMount, "/proc", "/dev"}
+	dirs := []string{"/usr", "/etc", "/job", libMount, envMount, "/proc", "/dev"}
 	for _, name := range usrSiblings {
 		if st, err := os.Lstat("/" + name); err == nil && st.IsDir() {
 			dirs = append(dirs, "/"+name)

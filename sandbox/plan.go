@@ -52,6 +52,7 @@ type jobMessage struct {
 	Inputs       []inputMessage    `json:"inputs"`
 	Outputs      []string          `json:"outputs"`
 	Env          map[string]string `json:"env"`
+	PythonPath   []string          `json:"python_path,omitempty"` // the environment's directories, first wins
 	CPUSeconds   int64             `json:"cpu_seconds"`
 	MaxBlobBytes int64             `json:"max_blob_bytes"`
 }
@@ -114,6 +115,10 @@ func (p *plan) checkBasics(cfg Config) error {
 	if err := checkEnv(job.Env); err != nil {
 		return err
 	}
+	if err := job.Environment.validate(); err != nil {
+		return err
+	}
+	p.msg.PythonPath = job.Environment.inRunPaths()
 	switch job.Language {
 	case "", LanguagePython:
 	case LanguageBash:

@@ -10,18 +10,26 @@ import (
 // take returns a warm sandbox, or starts one when the pool is empty. The
 // caller kicks the refiller (see refillDelay). A run with network always
 // gets a new sandbox: its seccomp and Landlock rules are set before Python
-// starts, and the pool's are those of runs without network.
-func (r *Runner) take(ctx context.Context, network bool) (*sandbox, error) {
-	if network {
-		return r.spawn(true)
+// starts, and the pool's are those of runs without network. So does a run
+// of another environment than the pool's, from that environment's
+// template.
+func (r *Runner) take(ctx context.Context, network bool, env Environment) (*sandbox, error) {
+	if network || env.Key != r.WarmEnvironment().Key {
+		return r.spawn(network, env)
 	}
 	if sb := r.takeWarm(); sb != nil {
 		return sb, nil
 	}
 	if r.poolSize.Load() == 0 {
-		return r.spawn(false)
+		return r.spawn(false, env)
 	}
 	return r.awaitStart(ctx)
+}
+
+// usable: a pooled sandbox can still take a job of the pool's environment
+// (the pool changes environment with SetWarmEnvironment).
+func (r *Runner) usable(sb *sandbox) bool {
+	return sb.idle() && sb.env.Key == r.WarmEnvironment().Key
 }
 
 // takeWarm returns a pooled sandbox that can still take a job, or nil.
@@ -29,7 +37,7 @@ func (r *Runner) takeWarm() *sandbox {
 	for {
 		select {
 		case sb := <-r.pool:
-			if sb.idle() {
+			if r.usable(sb) {
 				return sb
 			}
 			r.teardown(sb)
@@ -62,7 +70,7 @@ func (r *Runner) awaitStart(ctx context.Context) (*sandbox, error) {
 		}
 		select {
 		case sb := <-r.pool:
-			if sb.idle() {
+			if r.usable(sb) {
 				return sb, nil
 			}
 			r.teardown(sb)
@@ -82,7 +90,7 @@ func (r *Runner) raceOwn() (*sandbox, error) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		sb, err := r.spawn(false)
+		sb, err := r.spawn(false, r.WarmEnvironment())
 		own <- started{sb, err}
 	}()
 	for {
@@ -91,7 +99,7 @@ func (r *Runner) raceOwn() (*sandbox, error) {
 			r.starts.end()
 			return s.sb, s.err
 		case sb := <-r.pool:
-			if !sb.idle() {
+			if !r.usable(sb) {
 				r.teardown(sb)
 				continue
 			}
@@ -144,7 +152,7 @@ func (r *Runner) refiller() {
 		if retry == nil && !r.isClosing() && r.poolDeficit() > inflight && r.starts.begin(r.refillWidth()) {
 			inflight++
 			go func() {
-				sb, err := r.spawn(false)
+				sb, err := r.spawn(false, r.WarmEnvironment())
 				if err == nil {
 					r.offer(sb)
 				}

@@ -47,16 +47,21 @@ const (
 
 // initConfig is what the host tells the sandbox's pid 1.
 type initConfig struct {
-	RootDir        string `json:"root_dir"` // host dir the new root is mounted on (a template's sandboxes use one of its own)
-	JobDir         string `json:"job_dir"`  // host dir bound read-only at /job
-	LibDir         string `json:"lib_dir"`  // host dir bound read-only at /opt/skillgate
-	EtcDir         string `json:"etc_dir"`  // host dir bound read-only at /etc (systemview.go)
-	Python         string `json:"python"`
-	TmpBytes       int64  `json:"tmp_bytes"`
-	WorkspaceBytes int64  `json:"workspace_bytes"`
-	OpenFiles      int    `json:"open_files"`
-	FileSizeBytes  int64  `json:"file_size_bytes"`
-	CPUSeconds     int64  `json:"cpu_seconds"` // hard RLIMIT_CPU until the job lowers it
+	RootDir string `json:"root_dir"` // host dir the new root is mounted on (a template's sandboxes use one of its own)
+	JobDir  string `json:"job_dir"`  // host dir bound read-only at /job
+	LibDir  string `json:"lib_dir"`  // host dir bound read-only at /opt/skillgate
+	EtcDir  string `json:"etc_dir"`  // host dir bound read-only at /etc (systemview.go)
+	// EnvDirs are the run's Python environments, mounted read-only under
+	// envMount (by name): the detached mounts EnvFDs, or bound by path
+	// when there are none (see Environment.detach).
+	EnvDirs        []string `json:"env_dirs,omitempty"`
+	EnvFDs         []int    `json:"env_fds,omitempty"`
+	Python         string   `json:"python"`
+	TmpBytes       int64    `json:"tmp_bytes"`
+	WorkspaceBytes int64    `json:"workspace_bytes"`
+	OpenFiles      int      `json:"open_files"`
+	FileSizeBytes  int64    `json:"file_size_bytes"`
+	CPUSeconds     int64    `json:"cpu_seconds"` // hard RLIMIT_CPU until the job lowers it
 	// Without a cgroup: RLIMIT_AS/RLIMIT_DATA and RLIMIT_NPROC of Python.
 	RlimitMemory int64 `json:"rlimit_memory,omitempty"`
 	RlimitProcs  int   `json:"rlimit_procs,omitempty"`

@@ -43,10 +43,13 @@ type Runner struct {
 	queued  atomic.Int64
 	running atomic.Int64
 
-	// The template, when sandboxes are forked from one (zygoteOn).
+	// The templates, when sandboxes are forked from them (zygoteOn): one
+	// per environment in use (templates_linux.go).
 	zygoteOn       bool
 	zmu            sync.Mutex
-	zyg            *zygote // guarded by zmu
+	templates      map[string]*templateEntry // by Environment.Key, guarded by zmu
+	tick           uint64                    // guarded by zmu
+	warmEnv        Environment               // the warm pool's, guarded by zmu
 	zygoteRestarts atomic.Int64
 	zygoteSeccomp  string
 	zygoteLandlock landlockSpec
@@ -172,6 +175,8 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 		ahead:      make(chan prepared, 1),
 		spareDirs:  make(chan string, cfg.WarmPool+cfg.Workers),
 		closing:    make(chan struct{}),
+		templates:  make(map[string]*templateEntry),
+		warmEnv:    cfg.Environment,
 	}
 	r.poolSize.Store(int64(cfg.WarmPool))
 	if err := r.makeWorkDir(); err != nil {
@@ -301,7 +306,7 @@ func (r *Runner) Run(ctx context.Context, job Job) (*Result, error) {
 // runAcquired runs p on a worker already taken; the worker is released by
 // the teardown that follows in the background.
 func (r *Runner) runAcquired(ctx context.Context, p *plan) (*Result, error) {
-	sb, err := r.take(ctx, p.job.Egress != nil)
+	sb, err := r.take(ctx, p.job.Egress != nil, p.job.Environment)
 	if err != nil {
 		r.releaseSlot()
 		switch {
@@ -419,7 +424,7 @@ func (r *Runner) Close() error {
 		for len(r.pool) > 0 { // offered by a start that lost a race
 			r.teardown(<-r.pool)
 		}
-		r.stopZygote()
+		r.stopTemplates()
 		var discarded error
 		if len(r.ahead) > 0 {
 			discarded = (<-r.ahead).discard()

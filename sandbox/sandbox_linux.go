@@ -50,6 +50,8 @@ type sandbox struct {
 	status   *statusLog
 	ws       *os.Root      // the sandbox's /workspace, reachable after it died
 	network  bool          // built with an egress listener (never pooled)
+	env      Environment   // the Python environment it was built for
+	envFDs   []int         // from scratch: env's directories in pid 1
 	egressL  net.Listener  // the egress listener in the sandbox's namespace
 	exited   chan struct{} // pid 1 exited (not reaped: its pid stays ours)
 	release  chan struct{} // allows reaping pid 1
@@ -90,10 +92,11 @@ func (p *pipes) close() {
 	}
 }
 
-// spawn starts a sandbox and waits until Python is ready for a job. With
-// network it has an egress listener and the seccomp and Landlock rules of a
-// run with network; such sandboxes are started for one run, never pooled.
-func (r *Runner) spawn(network bool) (*sandbox, error) {
+// spawn starts a sandbox for env and waits until Python is ready for a
+// job. With network it has an egress listener and the seccomp and Landlock
+// rules of a run with network; such sandboxes are started for one run,
+// never pooled.
+func (r *Runner) spawn(network bool, env Environment) (*sandbox, error) {
 	if r.cfg.startFault != nil {
 		if err := r.cfg.startFault(); err != nil {
 			return nil, err
@@ -101,6 +104,7 @@ func (r *Runner) spawn(network bool) (*sandbox, error) {
 	}
 	sb := &sandbox{
 		network: network,
+		env:     env,
 		logs:    newLogBuffer(MaxLogsPreview, r.cfg.LogsHardCap),
 		logDone: make(chan struct{}),
 		status:  &statusLog{events: make(chan statusEvent, 8)},
@@ -258,14 +262,19 @@ func (sb *sandbox) start(r *Runner) error {
 	if err == nil && sb.network {
 		egressParent, egressChild, err = newEgressPair()
 	}
+	var envFiles []*os.File
 	if err == nil {
 		sb.cmd = r.initCommand(p.child)
 		if egressChild != nil {
 			sb.cmd.ExtraFiles = append(sb.cmd.ExtraFiles, egressChild)
 		}
+		sb.envFDs, envFiles, err = passEnvironment(sb.env, &sb.cmd.ExtraFiles)
+	}
+	if err == nil {
 		err = sb.startLocked()
 		sb.timeline.mark(phaseForked)
 	}
+	closeFiles(envFiles)
 	if egressChild != nil {
 		_ = egressChild.Close()
 	}
@@ -394,6 +403,8 @@ func (r *Runner) initConfig(sb *sandbox) initConfig {
 		FileSizeBytes:  r.cfg.FileSizeBytes,
 		CPUSeconds:     cpuSeconds(max(r.cfg.CPUTime, r.cfg.MaxTimeout), 0) + 2,
 		Network:        sb.network,
+		EnvDirs:        sb.env.Paths,
+		EnvFDs:         sb.envFDs,
 	}
 	c.RlimitMemory, c.RlimitProcs = r.rlimitsFor()
 	return c

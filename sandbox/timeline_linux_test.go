@@ -22,7 +22,7 @@ func BenchmarkStartTimeline(b *testing.B) {
 	var phases [numPhases][]time.Duration
 	var jobs, teardowns, interp []time.Duration
 	for range b.N {
-		sb, err := r.spawn(false)
+		sb, err := r.spawn(false, Environment{})
 		if err != nil {
 			b.Fatal(err)
 		}

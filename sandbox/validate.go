@@ -26,6 +26,7 @@ const (
 // reservedEnv are set by the sandbox itself.
 var reservedEnv = map[string]bool{
 	"PATH": true, "HOME": true, "LANG": true, "TMPDIR": true, "PWD": true,
+	"PYTHONPATH": true, // the run's environment (Job.Environment)
 }
 
 // checkIdentifier accepts an ASCII Python identifier that is not a keyword.

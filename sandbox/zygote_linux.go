@@ -39,15 +39,18 @@ const zygoteScript = "runtime/_zygote.py"
 // templateVerb precedes the Runner's name in the template's command line.
 const templateVerb = "__skillgate_sandbox_template__"
 
-// startZygote starts a template. Like pid 1 of a sandbox started from
+// startZygote starts a template for env and waits until it is ready (its
+// preloaded modules imported). Like pid 1 of a sandbox started from
 // scratch, it is started from a goroutine that keeps its OS thread, so that
 // Pdeathsig fires only when the Runner's process dies.
-func (r *Runner) startZygote() (*zygote, error) {
+func (r *Runner) startZygote(env Environment) (*zygote, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("template socket: %w", err)
 	}
 	parent, child := os.NewFile(uintptr(fds[0]), "zygote"), os.NewFile(uintptr(fds[1]), "zygote-child")
+	// Closed as soon as the template has it: a template that dies before
+	// it is ready is then an EOF, not a wait for the timeout.
 	defer child.Close()
 	fc, err := net.FileConn(parent)
 	_ = parent.Close()
@@ -59,9 +62,18 @@ func (r *Runner) startZygote() (*zygote, error) {
 		_ = fc.Close()
 		return nil, err
 	}
+	extra := []*os.File{child}
+	envFDs, envFiles, err := passEnvironment(env, &extra)
+	if err != nil {
+		_ = fc.Close()
+		_, _ = stderrR.Close(), stderrW.Close()
+		return nil, err
+	}
+	defer closeFiles(envFiles)
 	args, err := json.Marshal(map[string]any{"lib_dir": r.libDir, "etc_dir": r.etcDir, "sys": zygoteSyscalls,
 		"seccomp": r.zygoteSeccomp, "landlock": r.zygoteLandlock,
-		"user_limits": runUserLimits, "counted_rlimits": countedRlimits})
+		"user_limits": runUserLimits, "counted_rlimits": countedRlimits,
+		"env_fds": envFDs, "env_dirs": env.Paths, "env_paths": env.inRunPaths(), "preload": env.Preload})
 	if err != nil {
 		_ = fc.Close()
 		return nil, err
@@ -74,7 +86,7 @@ func (r *Runner) startZygote() (*zygote, error) {
 	// leftover checks) under a verb of its own: its pid 1s take initVerb.
 	z.cmd = exec.Command(r.cfg.Python, "-I", "-B", filepath.Join(r.libDir, zygoteScript), templateVerb, r.name, string(args))
 	z.cmd.Env = sandboxEnv
-	z.cmd.ExtraFiles = []*os.File{child}
+	z.cmd.ExtraFiles = extra
 	z.cmd.Stderr = stderrW
 	z.cmd.SysProcAttr = r.zygoteAttr()
 	started := make(chan error, 1)
@@ -89,7 +101,8 @@ func (r *Runner) startZygote() (*zygote, error) {
 		close(z.dead)
 	}()
 	err = <-started
-	_ = stderrW.Close()
+	_, _ = stderrW.Close(), child.Close()
+	closeFiles(envFiles)
 	if err != nil {
 		_ = stderrR.Close()
 		_ = fc.Close()
@@ -103,8 +116,41 @@ func (r *Runner) startZygote() (*zygote, error) {
 		z.stop()
 		return nil, fmt.Errorf("start the sandbox template: %w", err)
 	}
+	if err := z.awaitReady(); err != nil {
+		z.stop()
+		return nil, fmt.Errorf("start the sandbox template: %w", err)
+	}
 	return z, nil
 }
+
+// awaitReady waits for the template's ready message: "R", or "E" and
+// why it cannot serve (a preloaded module that fails to import, or that
+// starts threads a fork would not carry over).
+func (z *zygote) awaitReady() error {
+	_ = z.conn.SetReadDeadline(time.Now().Add(templateStartTimeout))
+	defer z.conn.SetReadDeadline(time.Time{})
+	buf := make([]byte, maxStatusLine)
+	n, err := z.conn.Read(buf)
+	switch {
+	case err != nil:
+		return fmt.Errorf("no ready message: %w", err)
+	case n > 0 && buf[0] == zygoteReady:
+		return nil
+	case n > 0 && buf[0] == zygoteFailed:
+		return errors.New(string(buf[1:n]))
+	}
+	return fmt.Errorf("unexpected ready message %q", buf[:n])
+}
+
+// The template's ready message.
+const (
+	zygoteReady  = 'R'
+	zygoteFailed = 'E'
+)
+
+// templateStartTimeout bounds a template's start, preloads included (a
+// module such as pandas takes a second to import, more on a loaded host).
+const templateStartTimeout = 2 * time.Minute
 
 // zygoteAttr puts the template in a user namespace mapped as a sandbox
 // from scratch is (root inside holds the capabilities to build roots; see
@@ -195,47 +241,18 @@ func (z *zygote) stop() {
 	}
 }
 
-// template returns a live template, starting one (again) when needed.
-func (r *Runner) template() (*zygote, error) {
-	r.zmu.Lock()
-	defer r.zmu.Unlock()
-	if r.zyg != nil && r.zyg.alive() {
-		return r.zyg, nil
-	}
-	if r.zyg != nil {
-		r.zygoteRestarts.Add(1)
-		r.log.Warn().Str("state", r.zyg.cmd.ProcessState.String()).Msg("sandbox template exited; starting a new one")
-	}
-	z, err := r.startZygote()
-	if err != nil {
-		r.zyg = nil
-		return nil, err
-	}
-	r.zyg = z
-	return z, nil
-}
-
-// stopZygote ends the template at Close.
-func (r *Runner) stopZygote() {
-	r.zmu.Lock()
-	z := r.zyg
-	r.zyg = nil
-	r.zmu.Unlock()
-	if z != nil {
-		z.stop()
-	}
-}
-
 // startFromZygote is sb.start for a template's sandbox: the template
 // reports pid 1, which the host moves into the run's cgroup; then, as from
 // scratch, Python's ready byte and its spawned event.
 func (sb *sandbox) startFromZygote(r *Runner) error {
-	z, err := r.template()
+	z, release, err := r.template(sb.env)
 	if err != nil {
 		close(sb.exited)
 		close(sb.reaped)
 		return err
 	}
+	// Once pid 1 runs the template may stop: it lives on, reparented.
+	defer release()
 	zc := r.zygoteConfig(sb)
 	zc.SetgroupsDenied = z.setgroupsDenied
 	cfg, err := json.Marshal(zc)
@@ -373,7 +390,7 @@ type zygoteConfig struct {
 // zygoteSyscalls are the syscalls without a libc wrapper or os function
 // that the template makes, numbered for this architecture.
 var zygoteSyscalls = map[string]uint64{"clone": unix.SYS_CLONE, "pivot_root": unix.SYS_PIVOT_ROOT,
-	"mount_setattr": unix.SYS_MOUNT_SETATTR, "rt_sigaction": unix.SYS_RT_SIGACTION}
+	"mount_setattr": unix.SYS_MOUNT_SETATTR, "rt_sigaction": unix.SYS_RT_SIGACTION, "move_mount": unix.SYS_MOVE_MOUNT}
 
 func (r *Runner) zygoteConfig(sb *sandbox) zygoteConfig {
 	zc := zygoteConfig{initConfig: r.initConfig(sb)}
@@ -399,7 +416,7 @@ func (r *Runner) checkZygote() error {
 		return nil
 	}
 	r.zygoteOn = false
-	r.stopZygote()
+	r.stopTemplates()
 	if mode == ZygoteOn {
 		return fmt.Errorf("sandbox template: %w", err)
 	}

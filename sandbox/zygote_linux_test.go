@@ -24,21 +24,42 @@ func zygoteRunner(t *testing.T) *Runner {
 	return r
 }
 
-// templatePid is the host pid of the Runner's current template.
+// templatePid is the host pid of the Runner's current template for the
+// warm pool's environment.
 func templatePid(t *testing.T, r *Runner) int {
 	t.Helper()
-	r.zmu.Lock()
-	defer r.zmu.Unlock()
-	require.NotNil(t, r.zyg)
-	return r.zyg.cmd.Process.Pid
+	return warmTemplate(t, r).cmd.Process.Pid
 }
 
-// TestZygoteRunInheritsNothing checks what a run forked from the template
+// warmTemplate is the template of the warm pool's environment.
+func warmTemplate(t *testing.T, r *Runner) *zygote {
+	t.Helper()
+	r.zmu.Lock()
+	e := r.templates[r.warmEnv.Key]
+	r.zmu.Unlock()
+	require.NotNil(t, e)
+	<-e.ready
+	require.NotNil(t, e.z)
+	return e.z
+}
+
+// eachTemplate runs body once with the template of the host's packages
+// alone and once with an environment's template that preloads modules:
+// what holds for the one holds for every environment's.
+func eachTemplate(t *testing.T, body func(t *testing.T, env Environment)) {
+	dir := envDir(t, "env-preloaded", map[string]string{"preloaded.py": "import os\nSTATE = {'pid': os.getpid()}\n"})
+	for _, env := range []Environment{{}, {Key: "preloaded", Paths: []string{dir}, Preload: []string{"preloaded", "json", "decimal"}}} {
+		t.Run("env="+env.Key, func(t *testing.T) { body(t, env) })
+	}
+}
+
+// TestZygoteRunInheritsNothing checks what a run forked from a template
 // could have kept of it: descriptors, environment, random state, files in
 // /tmp, writable shared memory.
 func TestZygoteRunInheritsNothing(t *testing.T) {
-	r := zygoteRunner(t)
-	code := `import os, random, sys
+	eachTemplate(t, func(t *testing.T, env Environment) {
+		r := zygoteRunner(t)
+		code := `import os, random, sys
 
 def main(args):
     with open('/tmp/mark', 'a') as f:
@@ -54,16 +75,21 @@ def main(args):
         'main': sys.modules['__main__'].__file__,
     }
 `
-	first := output(t, run(t, r, code, nil))
-	second := output(t, run(t, r, code, nil))
-	assert.Equal(t, []any{0.0, 1.0, 2.0, 3.0, 4.0, 5.0}, first["fds"])
-	assert.Equal(t, []any{"HOME", "LANG", "PATH", "PYTHONDONTWRITEBYTECODE", "TMPDIR"}, first["env"])
-	assert.NotEqual(t, first["random"], second["random"], "every run reseeds random")
-	assert.Equal(t, []any{"mark"}, first["tmp"])
-	assert.Equal(t, []any{"mark"}, second["tmp"], "every run gets a fresh /tmp")
-	assert.Empty(t, first["shared_writable"])
-	assert.Equal(t, []any{bootScript}, first["argv"])
-	assert.Equal(t, bootScript, first["main"])
+		first := output(t, run(t, r, code, nil, withEnvironment(env)))
+		second := output(t, run(t, r, code, nil, withEnvironment(env)))
+		assert.Equal(t, []any{0.0, 1.0, 2.0, 3.0, 4.0, 5.0}, first["fds"])
+		wantEnv := []any{"HOME", "LANG", "PATH", "PYTHONDONTWRITEBYTECODE", "TMPDIR"}
+		if env.Key != "" {
+			wantEnv = []any{"HOME", "LANG", "PATH", "PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "TMPDIR"}
+		}
+		assert.Equal(t, wantEnv, first["env"], "the preload's thread settings are not left behind")
+		assert.NotEqual(t, first["random"], second["random"], "every run reseeds random")
+		assert.Equal(t, []any{"mark"}, first["tmp"])
+		assert.Equal(t, []any{"mark"}, second["tmp"], "every run gets a fresh /tmp")
+		assert.Empty(t, first["shared_writable"])
+		assert.Equal(t, []any{bootScript}, first["argv"])
+		assert.Equal(t, bootScript, first["main"])
+	})
 }
 
 // TestZygoteTemplateOutOfReach tries, from a run, everything that could
@@ -103,9 +129,7 @@ func TestZygoteCrashedTemplateIsReplaced(t *testing.T) {
 	r := zygoteRunner(t)
 	before := templatePid(t, r)
 	require.NoError(t, syscall.Kill(before, syscall.SIGKILL))
-	r.zmu.Lock()
-	z := r.zyg
-	r.zmu.Unlock()
+	z := warmTemplate(t, r)
 	select {
 	case <-z.dead:
 	case <-time.After(30 * time.Second):
@@ -195,56 +219,60 @@ def main(args):
 // alive at the same time. (The network namespace is made ahead of the
 // start that enters it: each is entered once.)
 func TestZygoteNamespacesAreFresh(t *testing.T) {
-	const runs = 4
-	r := ownRunner(t, func(c *Config) { c.Zygote, c.Workers, c.WarmPool = ZygoteOn, runs, runs })
-	// The template enters each network namespace it makes for a moment:
-	// its own is the one it is in once the pool is full and no start is
-	// under way.
-	require.Eventually(t, func() bool { s := r.Stats(); return s.WarmReady == runs && s.Starting == 0 }, 30*time.Second, 5*time.Millisecond)
-	outside := map[string]string{}
-	for who, pid := range map[string]int{"the host": os.Getpid(), "the template": templatePid(t, r)} {
-		for _, n := range []string{"net", "mnt", "pid", "ipc", "uts", "cgroup"} {
-			link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, n))
-			require.NoError(t, err)
-			outside[link] = who
-		}
-	}
-	results := make([]*Result, runs)
-	errs := make([]error, runs)
-	var wg sync.WaitGroup
-	for i := range runs {
-		wg.Go(func() { results[i], errs[i] = r.Run(context.Background(), Job{RunID: t.Name(), Code: namespacesCode}) })
-	}
-	wg.Wait()
-	type seen struct {
-		ns          map[string]any
-		since, till float64
-	}
-	all := make([]seen, runs)
-	for i, res := range results {
-		require.NoError(t, errs[i])
-		out := output(t, res)
-		alive := out["alive"].([]any)
-		all[i] = seen{out["ns"].(map[string]any), alive[0].(float64), alive[1].(float64)}
-		require.Len(t, all[i].ns, 6)
-		for n, link := range all[i].ns {
-			owner, dup := outside[link.(string)]
-			assert.False(t, dup, "run %d's %s namespace %s is also %s's", i, n, link, owner)
-		}
-	}
-	together := 0
-	for i := range all {
-		for j := range i {
-			if all[i].since > all[j].till || all[j].since > all[i].till {
-				continue // one was gone before the other began
+	eachTemplate(t, func(t *testing.T, env Environment) {
+		const runs = 4
+		r := ownRunner(t, func(c *Config) { c.Zygote, c.Workers, c.WarmPool, c.Environment = ZygoteOn, runs, runs, env })
+		// The template enters each network namespace it makes for a moment:
+		// its own is the one it is in once the pool is full and no start is
+		// under way.
+		require.Eventually(t, func() bool { s := r.Stats(); return s.WarmReady == runs && s.Starting == 0 }, 30*time.Second, 5*time.Millisecond)
+		outside := map[string]string{}
+		for who, pid := range map[string]int{"the host": os.Getpid(), "the template": templatePid(t, r)} {
+			for _, n := range []string{"net", "mnt", "pid", "ipc", "uts", "cgroup"} {
+				link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, n))
+				require.NoError(t, err)
+				outside[link] = who
 			}
-			together++
+		}
+		results := make([]*Result, runs)
+		errs := make([]error, runs)
+		var wg sync.WaitGroup
+		for i := range runs {
+			wg.Go(func() {
+				results[i], errs[i] = r.Run(context.Background(), Job{RunID: t.Name(), Code: namespacesCode, Environment: env})
+			})
+		}
+		wg.Wait()
+		type seen struct {
+			ns          map[string]any
+			since, till float64
+		}
+		all := make([]seen, runs)
+		for i, res := range results {
+			require.NoError(t, errs[i])
+			out := output(t, res)
+			alive := out["alive"].([]any)
+			all[i] = seen{out["ns"].(map[string]any), alive[0].(float64), alive[1].(float64)}
+			require.Len(t, all[i].ns, 6)
 			for n, link := range all[i].ns {
-				assert.NotEqual(t, link, all[j].ns[n], "runs %d and %d share their %s namespace", i, j, n)
+				owner, dup := outside[link.(string)]
+				assert.False(t, dup, "run %d's %s namespace %s is also %s's", i, n, link, owner)
 			}
 		}
-	}
-	assert.Positive(t, together, "no two runs were alive at the same time")
+		together := 0
+		for i := range all {
+			for j := range i {
+				if all[i].since > all[j].till || all[j].since > all[i].till {
+					continue // one was gone before the other began
+				}
+				together++
+				for n, link := range all[i].ns {
+					assert.NotEqual(t, link, all[j].ns[n], "runs %d and %d share their %s namespace", i, j, n)
+				}
+			}
+		}
+		assert.Positive(t, together, "no two runs were alive at the same time")
+	})
 }
 
 // TestZygoteSetupFailureIsReported: a job process that cannot build its

@@ -65,54 +65,55 @@ type serveConfig struct {
 	Python string
 	// The Python environments (pyenv): the base environment's
 	// requirements file and preload, and the package sources.
-	PythonRequirements string
-	PythonFindLinks    []string
-	PythonIndexURL     string
-	PythonPreload      []string
-	SandboxMode        string
-	SandboxZygote      string
-	SandboxIDMap       string
-	SandboxCgroup      string
-	SandboxWorkDir     string
-	SandboxWorkers     int
-	SandboxWarmPool    int
-	SandboxWarmMemory  int64
-	SandboxUIDBase     uint32
-	RunTimeout         time.Duration
-	MaxRunTimeout      time.Duration
-	RunMemory          int64
-	Egress             string
-	EgressAllow        []string
-	EgressDeny         []string
-	EgressPrivate      []string
-	RunCodeNetwork     []string
-	EgressMaxConns     int
-	EgressMaxBytes     int64
-	EgressMaxHeader    int64
-	EgressMaxReaders   int
-	KeepaliveInterval  time.Duration
-	KeepaliveTimeout   time.Duration
-	FrameTimeout       time.Duration
-	InitTimeout        time.Duration
-	DrainTimeout       time.Duration
-	DrainDelay         time.Duration
-	WriteTimeout       time.Duration
-	MaxMessageSize     int
-	MaxConnections     int
-	MaxInflight        int
-	MaxQueuedBytes     int
-	MaxHTTPConns       int
-	HTTPOrigins        []string
-	HTTPHosts          []string
-	MaxTotalQueued     int64
-	IdentityShare      float64
-	AuthFile           string
-	AllowAnonymous     bool
-	AuthorizationURL   string
-	UpgradeURL         string
-	LogLevel           string
-	LogFormat          string
-	Pprof              bool
+	PythonRequirements  string
+	PythonFindLinks     []string
+	PythonIndexURL      string
+	PythonPreload       []string
+	SandboxMode         string
+	SandboxZygote       string
+	SandboxIDMap        string
+	SandboxCgroup       string
+	SandboxWorkDir      string
+	SandboxWorkers      int
+	SandboxWarmPool     int
+	SandboxWarmMemory   int64
+	SandboxMaxTemplates int
+	SandboxUIDBase      uint32
+	RunTimeout          time.Duration
+	MaxRunTimeout       time.Duration
+	RunMemory           int64
+	Egress              string
+	EgressAllow         []string
+	EgressDeny          []string
+	EgressPrivate       []string
+	RunCodeNetwork      []string
+	EgressMaxConns      int
+	EgressMaxBytes      int64
+	EgressMaxHeader     int64
+	EgressMaxReaders    int
+	KeepaliveInterval   time.Duration
+	KeepaliveTimeout    time.Duration
+	FrameTimeout        time.Duration
+	InitTimeout         time.Duration
+	DrainTimeout        time.Duration
+	DrainDelay          time.Duration
+	WriteTimeout        time.Duration
+	MaxMessageSize      int
+	MaxConnections      int
+	MaxInflight         int
+	MaxQueuedBytes      int
+	MaxHTTPConns        int
+	HTTPOrigins         []string
+	HTTPHosts           []string
+	MaxTotalQueued      int64
+	IdentityShare       float64
+	AuthFile            string
+	AllowAnonymous      bool
+	AuthorizationURL    string
+	UpgradeURL          string
+	LogLevel            string
+	LogFormat           string
+	Pprof               bool
 }
 
 // registerServeFlags defines every serve flag with its default. The flag
@@ -189,6 +190,7 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.IntVar(&c.SandboxWorkers, "sandbox-workers", sd.Workers, "runs executed at once; 4 × as many may wait; 0 turns execution off")
 	fs.IntVar(&c.SandboxWarmPool, "sandbox-warm-pool", -1, "pre-started single-use sandboxes kept ready (-1: two per worker; 0: cold starts)")
 	fs.Int64Var(&c.SandboxWarmMemory, "sandbox-warm-memory", 0, "bytes the warm sandboxes may take together; the pool shrinks to fit (0: no bound beyond --sandbox-warm-pool)")
+	fs.IntVar(&c.SandboxMaxTemplates, "sandbox-max-templates", sandbox.DefaultConfig().MaxTemplates, "sandbox templates running at once, one per Python environment in use; the least recently used idle one is stopped first (their memory counts in --sandbox-warm-memory)")
 	fs.Uint32Var(&c.SandboxUIDBase, "sandbox-uid-base", sd.UIDBase, "first host uid of the 65536-id range sandboxes map to")
 	fs.DurationVar(&c.RunTimeout, "run-timeout", sd.DefaultTimeout, "wall-clock limit of a run that names none")
 	fs.DurationVar(&c.MaxRunTimeout, "max-run-timeout", sd.MaxTimeout, "the largest timeout a run may ask for")
@@ -301,6 +303,9 @@ func (c *serveConfig) validateLocal() error {
 	}
 	if c.MCPMaxSkillTools < 0 {
 		errs = append(errs, errors.New("--mcp-max-skill-tools must not be negative"))
+	}
+	if c.SandboxMaxTemplates < 1 {
+		errs = append(errs, errors.New("--sandbox-max-templates must be at least 1"))
 	}
 	if c.SandboxWarmMemory < 0 {
 		errs = append(errs, errors.New("--sandbox-warm-memory must not be negative"))
@@ -442,6 +447,7 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	}
 	s.UIDBase = c.SandboxUIDBase
 	s.WarmMemoryBytes = c.SandboxWarmMemory
+	s.MaxTemplates = c.SandboxMaxTemplates
 	s.DefaultTimeout = c.RunTimeout
 	s.MaxTimeout = c.MaxRunTimeout
 	s.MemoryBytes = c.RunMemory

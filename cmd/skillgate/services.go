@@ -176,6 +176,10 @@ func openSandbox(cfg *serveConfig, log zerolog.Logger, m *metrics.Metrics) (*san
 		func() float64 { return float64(runner.WarmSandboxBytes()) })
 	m.GaugeFunc("sandbox", "template_restarts", "Sandbox templates that exited and were replaced.",
 		func() float64 { return float64(runner.TemplateRestarts()) })
+	m.GaugeFunc("sandbox", "templates", "Sandbox templates running, one per Python environment in use (--sandbox-max-templates).",
+		func() float64 { return float64(runner.Templates().Count) })
+	m.GaugeFunc("sandbox", "template_bytes", "Memory the sandbox templates take together (proportional set sizes, measured at each start).",
+		func() float64 { return float64(runner.Templates().Bytes) })
 	return runner, ""
 }
 

@@ -108,8 +108,22 @@ def explain_no_network():
     socket.socket.__init__ = socket_init
 
 
+def use_python_path(paths):
+    """Puts the run's Python environments first in the search path, after
+    the runtime, and in PYTHONPATH for the Python processes the run starts
+    (subprocess, python3 from bash). Their packages come before the
+    host's."""
+    if not paths:
+        return
+    for i, p in enumerate(paths):
+        if p not in sys.path:
+            sys.path.insert(1 + i, p)
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+
+
 def prepare(job, dir_fd):
     limit_cpu(job.get("cpu_seconds", 0))
+    use_python_path(job.get("python_path"))
     if not job.get("network"):
         explain_no_network()
     os.environ.update(job.get("env") or {})

@@ -30,6 +30,7 @@ import sys
 import time
 
 LIB_MOUNT = "/opt/skillgate"
+ENV_MOUNT = "/opt/env"  # envMount: the run's Python environments
 INIT_VERB = "__skillgate_sandbox_init__"
 SOCK_FD = 3
 SANDBOX_UID = 1000
@@ -143,13 +144,24 @@ def template_main():
     mount("tmpfs", "/opt", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,nr_inodes=64,mode=0755")
     os.mkdir(LIB_MOUNT, 0o755)
     mount(lib, LIB_MOUNT, None, MS_BIND | MS_REC)
-    build_base(lib, args["etc_dir"])
-    sys.path.insert(0, LIB_MOUNT)
+    env = args.get("env_paths") or []
     global boot
-    import runtime._boot as boot  # noqa: F401  (what every run needs, imported once)
-    import random  # noqa: F401  (imported here so that every run reseeds it)
+    try:
+        mount_environment(args.get("env_fds") or [], args.get("env_dirs") or [], env, args["sys"]["move_mount"])
+        build_base(lib, args["etc_dir"], env)
+        sys.path.insert(0, LIB_MOUNT)
+        import runtime._boot as boot  # noqa: F401  (what every run needs, imported once)
+        import random  # noqa: F401  (imported here so that every run reseeds it)
+        boot.use_python_path(env)
+        failure = preload(args.get("preload") or [])
+    except SetupError as exc:
+        failure = "set-up: %s" % exc
     sys.stdout.flush()
     sys.stderr.flush()
+    if failure:
+        sock.send(b"E" + failure.encode()[:4000])
+        os._exit(1)
+    sock.send(b"R")
     # Every object so far is shared with the sandboxes: no collection may
     # touch them (each write would copy a page into every sandbox).
     gc.disable()
@@ -166,6 +178,40 @@ def template_main():
         for fd in fds:
             os.close(fd)
         reap(unreaped)
+
+
+# Libraries that start worker threads when imported (OpenBLAS under numpy,
+# OpenMP) start none with these: a fork carries only the forking thread,
+# and a run would wait forever on workers it does not have.
+SINGLE_THREADED = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def preload(modules):
+    """Imports the environment's preloaded modules, whose state every run
+    then starts from. The runs' environment is left as it was: a library
+    the run loads itself may use its threads. Returns why the template
+    cannot serve, or ""."""
+    if not modules:
+        return ""
+    saved = {k: os.environ.get(k) for k in SINGLE_THREADED}
+    os.environ.update({k: "1" for k in SINGLE_THREADED})
+    try:
+        for name in modules:
+            try:
+                __import__(name)
+            except BaseException as exc:  # noqa: BLE001  (reported, the template does not serve)
+                return "preload %s: %s: %s" % (name, type(exc).__name__, exc)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    threads = len(os.listdir("/proc/self/task"))
+    if threads > 1:
+        return ("preloading %s left %d threads running: a template forks only its own thread, "
+                "so it preloads no module that starts threads" % (", ".join(modules), threads))
+    return ""
 
 
 def reap(pids):
@@ -407,15 +453,36 @@ BASE_ROOT = "/opt/.root"
 RUN_ROOT = "/opt/.run"
 
 
-def build_base(lib, etc):
+MOVE_MOUNT_F_EMPTY_PATH = 4
+
+
+def mount_environment(fds, dirs, paths, move_mount_nr):
+    """The environment's directories at the paths runs see them at, for
+    what the template preloads from them: the detached mounts the gateway
+    passed (its root here need not reach them by path), else binds of
+    their paths."""
+    for i, inside in enumerate(paths):
+        if fds:
+            os.makedirs(inside, 0o755)
+            check(libc.syscall(move_mount_nr, fds[i], b"", AT_FDCWD, inside.encode(), MOVE_MOUNT_F_EMPTY_PATH),
+                  "move_mount %s" % inside)
+            os.close(fds[i])
+        else:
+            bind_ro(dirs[i], inside)
+
+
+def build_base(lib, etc, env):
     """The read-only tree every sandbox's root is a recursive bind of: the
-    system directories, /etc, /dev's devices, the runtime, and the mount
-    points of what each run gets fresh."""
+    system directories, /etc, /dev's devices, the runtime, the Python
+    environment, and the mount points of what each run gets fresh."""
     r = BASE_ROOT
     mount_tmpfs(r, "size=1m,nr_inodes=512,mode=0755")
     bind_ro("/usr", r + "/usr")
     link_usr_siblings(r)
     bind_ro(lib, r + LIB_MOUNT)
+    os.makedirs(r + ENV_MOUNT, 0o755)
+    for inside in env:
+        bind_ro(inside, r + inside)
     for d in ("/job", "/tmp", "/workspace"):
         os.mkdir(r + d, 0o755)
     # skillsMount and blobsMount, as the gateway lays them out
@@ -648,7 +715,7 @@ def landlock_rules(ll):
     (build_base), so they are computed once."""
     if ll.get("abi", 0) <= 0:
         return []
-    dirs = ["/usr", "/etc", "/job", LIB_MOUNT, "/proc", "/dev"]
+    dirs = ["/usr", "/etc", "/job", LIB_MOUNT, ENV_MOUNT, "/proc", "/dev"]
     dirs += ["/" + n for n in USR_SIBLINGS if os.path.isdir("/" + n) and not os.path.islink("/" + n)]
     rules = [(p, ll["ro"]) for p in dirs]
     rules += [(p, ll["rw"]) for p in ("/workspace", "/tmp", "/dev/shm")]
