@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -58,6 +59,14 @@ func (d *Dispatcher) skillEnvironment(s *skills.Skill) (*pyenv.Env, error) {
 	return nil, &skills.BuildingError{Name: s.Manifest.Name, Version: s.Manifest.Version}
 }
 
+// Bounds of a run's environment, the sandbox's (sandbox.Environment
+// validates them): at most this many environment directories, and this
+// many preloaded modules.
+const (
+	maxRunEnvironments = 8
+	maxRunPreload      = 32
+)
+
 // runEnvironment is what the run's Python sees before the host's
 // packages: the environments of the mounted skills in mount order (the
 // executed skill's for execute_skill), then the base environment; the
@@ -86,20 +95,52 @@ func (d *Dispatcher) runEnvironment(mounts []*skills.Skill) (sandbox.Environment
 				return sandbox.Environment{}, nil, conflictErr(i, owners[j], s, c)
 			}
 		}
+		if len(envs) == maxRunEnvironments-1 {
+			return sandbox.Environment{}, nil, paramErr(fmt.Sprintf("mount_skills[%d]", i), fmt.Sprintf(
+				"mounts more than %d skills with Python environments of their own; mount fewer in one run", maxRunEnvironments-1))
+		}
 		envs, owners = append(envs, env), append(owners, s)
 	}
+	out, keys := composeEnvironment(envs, preload, base, d.opts.PythonBase.Preload())
+	return out, keys, nil
+}
+
+// composeEnvironment lays skills' environments and preload, then the
+// base's, into the sandbox's Environment, keyed by what it holds.
+// Preloading is a speed-up: modules past the sandbox's bound are imported
+// by the run itself, as without preload.
+func composeEnvironment(envs []*pyenv.Env, preload []string, base *pyenv.Env, basePreload []string) (sandbox.Environment, []string) {
 	if base != nil && !slices.ContainsFunc(envs, func(e *pyenv.Env) bool { return e.Key == base.Key }) {
 		envs = append(envs, base)
 	}
-	preload = appendNew(preload, d.opts.PythonBase.Preload()...)
+	preload = appendNew(slices.Clone(preload), basePreload...)
+	if len(preload) > maxRunPreload {
+		preload = preload[:maxRunPreload]
+	}
 	var out sandbox.Environment
 	keys := make([]string, len(envs))
 	for i, e := range envs {
 		out.Paths, keys[i] = append(out.Paths, e.Dir), e.Key
 	}
-	out.Preload = preload
+	if len(preload) > 0 {
+		out.Preload = preload
+	}
 	out.Key = pyenv.RunKey(out.Paths, out.Preload)
-	return out, keys, nil
+	return out, keys
+}
+
+// BaseEnvironment is the sandbox Environment of a run that mounts no skill
+// with an environment of its own: the base environment and its preload
+// (the zero Environment when there is neither). It waits for the base
+// environment's build; the warm pool is made for it
+// (sandbox.Runner.SetWarmEnvironment).
+func BaseEnvironment(ctx context.Context, base *pyenv.Base) (sandbox.Environment, error) {
+	env, err := base.Wait(ctx)
+	if err != nil {
+		return sandbox.Environment{}, err
+	}
+	out, _ := composeEnvironment(nil, nil, env, base.Preload())
+	return out, nil
 }
 
 func conflictErr(i int, a, b *skills.Skill, cs []pyenv.Conflict) error {

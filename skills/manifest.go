@@ -24,7 +24,7 @@ const (
 	// in pip's requirements-file format.
 	requirementsFile = "requirements.txt"
 	// maxPreload bounds a preload list: each module costs template memory.
-	maxPreload = 64
+	maxPreload = 32
 )
 
 // Kind says whether a skill can be executed.

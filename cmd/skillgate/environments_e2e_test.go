@@ -48,7 +48,12 @@ func writeEnvSkill(t *testing.T, root, name, runtimeLines string, extra map[stri
 			"def main(args):\n" +
 			"    import acme_tool\n" +
 			"    sub = subprocess.run([sys.executable, '-c', 'import acme_tool; print(acme_tool.__version__)'], capture_output=True, text=True)\n" +
-			"    return {'version': acme_tool.__version__, 'subprocess': sub.stdout.strip()}\n",
+			"    try:\n" +
+			"        import acme_base\n" +
+			"        base = acme_base.__version__\n" +
+			"    except ImportError:\n" +
+			"        base = None\n" +
+			"    return {'version': acme_tool.__version__, 'subprocess': sub.stdout.strip() or sub.stderr[-300:], 'base': base}\n",
 	}
 	for p, data := range extra {
 		files[p] = data
@@ -228,4 +233,45 @@ func TestServeRefusesABadBaseRequirementsFile(t *testing.T) {
 	_, stderr, code := runCLI(t, "serve", "--python-requirements", file, "--python-find-links", t.TempDir(), "--http-listen", "", "--listen", "127.0.0.1:0", "--metrics-listen", "")
 	assert.NotZero(t, code)
 	assert.Contains(t, stderr, "line 2: option --index-url is not accepted here")
+}
+
+func TestEnvironmentsInRuns(t *testing.T) {
+	requireSandbox(t)
+	wh := envWheelhouse(t)
+	root := t.TempDir()
+	writeEnvSkill(t, root, "acme.tool.one", `requirements = ["acme-tool==1.0.0"]`+"\npreload = [\"acme_tool\"]", nil)
+	writeEnvSkill(t, root, "acme.tool.two", "", map[string]string{"requirements.txt": "acme-tool==2.0.0\n"})
+	base := filepath.Join(t.TempDir(), "base.txt")
+	require.NoError(t, os.WriteFile(base, []byte("acme-base==3.0.0\n"), 0o600))
+	g := startGateway(t, "--skills-dir", root, "--data-dir", t.TempDir(), "--python-find-links", wh,
+		"--python-requirements", base, "--python-preload", "acme_base", "--sandbox-workers", "2")
+	c := rpcClient{t, "http://" + g.addrs["http"] + "/rpc"}
+	waitBuilds(t, g, 3)
+
+	// Each skill sees its own version, in its process and in a
+	// subprocess, and the base environment behind its own.
+	r := c.run("execute_skill", `{"name":"acme.tool.one"}`)
+	require.Equal(t, "completed", r.Status, "%+v", r)
+	assert.JSONEq(t, `{"version":"1.0.0","subprocess":"1.0.0","base":"3.0.0"}`, string(r.Output))
+	r = c.run("execute_skill", `{"name":"acme.tool.two"}`)
+	require.Equal(t, "completed", r.Status, "%+v", r)
+	assert.JSONEq(t, `{"version":"2.0.0","subprocess":"2.0.0","base":"3.0.0"}`, string(r.Output))
+
+	// run_code sees the base environment, and the environments of the
+	// skills it mounts.
+	r = c.run("run_code", `{"language":"python","code":"import acme_base\ndef main(args):\n    try:\n        import acme_tool\n        tool = acme_tool.__version__\n    except ImportError:\n        tool = None\n    return {'base': acme_base.__version__, 'tool': tool}"}`)
+	require.Equal(t, "completed", r.Status, "%+v", r)
+	assert.JSONEq(t, `{"base":"3.0.0","tool":null}`, string(r.Output))
+	r = c.run("run_code", `{"language":"python","mount_skills":["acme.tool.two"],"code":"import acme_base, acme_tool\ndef main(args):\n    return {'base': acme_base.__version__, 'tool': acme_tool.__version__}"}`)
+	require.Equal(t, "completed", r.Status, "%+v", r)
+	assert.JSONEq(t, `{"base":"3.0.0","tool":"2.0.0"}`, string(r.Output))
+
+	// python3 started from a bash run sees them too.
+	r = c.run("run_code", `{"language":"bash","mount_skills":["acme.tool.one"],"code":"python3 -c 'import acme_base, acme_tool; print(\"versions\", acme_base.__version__, acme_tool.__version__)'"}`)
+	require.Equal(t, "completed", r.Status, "%+v", r)
+	assert.Contains(t, r.LogsPreview, "versions 3.0.0 1.0.0")
+
+	// Two mounted skills that disagree on a version cannot share a run.
+	_, code := c.call("run_code", `{"language":"python","code":"def main(a): pass","mount_skills":["acme.tool.one","acme.tool.two"]}`)
+	assert.Equal(t, "JSONRPC_INVALID_PARAMS", code)
 }

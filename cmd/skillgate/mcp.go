@@ -110,6 +110,7 @@ func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
 	}
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
+	warmBase(g.ctx, g.runner, g.python.base, log)
 	eg, err := cfg.egress(log.With().Str("component", "egress").Logger(), g.metrics)
 	if err != nil {
 		return err

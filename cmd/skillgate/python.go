@@ -11,8 +11,10 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/pyenv"
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 // pythonEnvs are the gateway's Python environments: the builder (nil
@@ -116,4 +118,22 @@ func openPython(ctx context.Context, cfg *serveConfig, log zerolog.Logger, m *me
 		}()
 	}
 	return pythonEnvs{builder: b, base: base}, nil
+}
+
+// warmBase makes the warm pool follow the base environment once it is
+// built, so that the runs that get only the base environment (run_code
+// without skills, skills without requirements) take warm sandboxes.
+func warmBase(ctx context.Context, runner *sandbox.Runner, base *pyenv.Base, log zerolog.Logger) {
+	if runner == nil || base == nil {
+		return
+	}
+	go func() {
+		env, err := dispatch.BaseEnvironment(ctx, base)
+		if err != nil || env.Key == "" {
+			return // no base, or it failed: logged by openPython
+		}
+		if err := runner.SetWarmEnvironment(env); err != nil && ctx.Err() == nil {
+			log.Warn().Err(err).Msg("the warm sandboxes cannot follow the base python environment")
+		}
+	}()
 }

@@ -127,6 +127,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
 	g.health.SetDetails(sandboxDetails(g.runner, unavailable))
+	warmBase(ctx, g.runner, g.python.base, log)
 	eg, err := cfg.egress(log.With().Str("component", "egress").Logger(), g.metrics)
 	if err != nil {
 		g.close()
