@@ -55,6 +55,9 @@ func (r *Registry) settleEnvsLocked(rep *LoadReport) {
 		if _, ok := r.envs[s.envKey]; ok {
 			continue
 		}
+		if _, failed := r.failed[s.envKey]; failed {
+			continue // another skill of this load has the same requirements
+		}
 		if env, ok := b.Lookup(s.envKey); ok {
 			r.envs[s.envKey] = env
 			continue
