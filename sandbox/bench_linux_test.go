@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -245,4 +246,75 @@ func BenchmarkRunLanguages(b *testing.B) {
 	median := func(d []time.Duration) float64 { return float64(d[len(d)/2]) }
 	b.ReportMetric(median(sh)/median(py), "bash/python")
 	b.ReportMetric(median(sh)/median(bare), "bash/bare")
+}
+
+// BenchmarkPreloadedImport puts a run whose code imports pandas, forked
+// from a template of an environment that preloads it, next to a bare
+// /usr/bin/python3 -c "import pandas" in the same run: latency at one in
+// flight and throughput at two (the workers), and the template's memory.
+func BenchmarkPreloadedImport(b *testing.B) {
+	if err := exec.Command(defaultPython, "-c", "import pandas").Run(); err != nil {
+		b.Skipf("pandas does not import here: %v", err)
+	}
+	cfg := testConfig()
+	cfg.Workers, cfg.WarmPool = 2, 2
+	cfg.Environment = Environment{Key: "pandas", Preload: []string{"pandas"}}
+	r, err := New(cfg)
+	requireSandbox(b, err)
+	b.Cleanup(func() { _ = r.Close() })
+	job := Job{RunID: "bench-pandas", Code: "import pandas\ndef main(args):\n    return {'v': pandas.__version__}\n",
+		Environment: cfg.Environment}
+	bare := func() {
+		if err := exec.Command(defaultPython, "-c", "import pandas").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ready := func() {
+		for r.Stats().WarmReady < r.cfg.WarmPool || r.Stats().Running > 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var runLat, bareLat []time.Duration
+	var runTook, bareTook time.Duration
+	const burst = 8 // per worker and iteration
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		ready()
+		b.StartTimer()
+		runLat = append(runLat, timedRun(b, r, job))
+		start := time.Now()
+		bare()
+		bareLat = append(bareLat, time.Since(start))
+		b.StopTimer()
+		ready()
+		b.StartTimer()
+		runTook += inParallel(2, burst, func() { timedRun(b, r, job) })
+		bareTook += inParallel(2, burst, bare)
+	}
+	reportMedian(b, runLat, "preloaded")
+	reportMedian(b, bareLat, "bare-import")
+	median := func(d []time.Duration) float64 { return float64(d[len(d)/2]) }
+	b.ReportMetric(median(runLat)/median(bareLat), "preloaded/bare")
+	n := float64(2 * burst * b.N)
+	b.ReportMetric(n/runTook.Seconds(), "runs/s")
+	b.ReportMetric(n/bareTook.Seconds(), "bare-imports/s")
+	b.ReportMetric(bareTook.Seconds()/runTook.Seconds(), "throughput-x-bare")
+	b.ReportMetric(float64(r.Templates().Bytes)/(1<<20), "template-MiB")
+}
+
+// inParallel calls fn n times on each of workers goroutines and returns
+// how long they took together.
+func inParallel(workers, n int, fn func()) time.Duration {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range n {
+				fn()
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
 }

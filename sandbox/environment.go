@@ -80,6 +80,14 @@ func (e Environment) validate() error {
 // detach mounts (EPERM otherwise): nil files then, and the set-up binds by
 // path, as the gateway's own user in rootless mode.
 func (e Environment) detach() ([]*os.File, error) {
+	for _, p := range e.Paths {
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			if err == nil {
+				err = unix.ENOTDIR
+			}
+			return nil, fmt.Errorf("environment directory %s: %w", p, err)
+		}
+	}
 	files := make([]*os.File, 0, len(e.Paths))
 	for _, p := range e.Paths {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)

@@ -136,7 +136,7 @@ def main(args):
         os.waitpid(child, 0)
     os.close(alive)
     os.read(exited, 1)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     found = zombies()
     while found and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -150,7 +150,9 @@ func TestOrphansAreReaped(t *testing.T) {
 	for _, mode := range []ZygoteMode{ZygoteOn, ZygoteOff} {
 		t.Run(string(mode), func(t *testing.T) {
 			r := ownRunner(t, func(c *Config) { c.Zygote, c.WarmPool = mode, 0 })
-			res := run(t, r, orphansCode, map[string]int{"n": 2 * r.cfg.Pids})
+			// A bound for a loaded host, not a time the test expects:
+			// 128 forks of Python take well under a second when it is quiet.
+			res := run(t, r, orphansCode, map[string]int{"n": 2 * r.cfg.Pids}, withTimeout(2*time.Minute))
 			requireCompleted(t, res)
 			assert.JSONEq(t, `{"zombies": []}`, string(res.Output))
 		})

@@ -19,6 +19,7 @@ commands:
   idle      hold N idle initialized connections, report the server's RSS per connection
   compare   gateway vs ceiling vs jrpc2 vs sourcegraph, alternated; one table of ratios
   sandbox   sustained trivial run_code at 1 and 4 in flight and cold starts, against a bare python3 spawn loop
+  preload   a run importing a module its base environment preloads (pandas) against a bare python3 -c "import pandas"
   flood     start a gateway, flood it with clients that never read, and with clients that leave MCP sessions
             and unfinished uploads behind; report its RSS against the configured bounds
 
@@ -56,6 +57,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdCompare(ctx, args[1:], stdout, log)
 	case "sandbox":
 		return cmdSandbox(ctx, args[1:], stdout, log)
+	case "preload":
+		return cmdPreload(ctx, args[1:], stdout, log)
 	case "flood":
 		return cmdFlood(ctx, args[1:], stdout, log)
 	case "idle-hold":

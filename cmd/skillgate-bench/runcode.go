@@ -50,26 +50,26 @@ func runRunCode(ctx context.Context, bins binaries, rounds, perRound int, log ze
 		_, err = conn.Call(ctx, "Initialize", json.RawMessage(`{"protocol_version":"1.0"}`))
 	}
 	for round := 0; err == nil && round < rounds; round++ {
-		if err = pacedRuns(ctx, conn, perRound, &res.Gateway); err != nil {
+		if err = pacedRuns(ctx, conn, []byte(trivialRunCode), perRound, &res.Gateway); err != nil {
 			break
 		}
 		if err = backToBackRuns(ctx, srv.Addr, perRound, &res.BackToBack, log); err != nil {
 			break
 		}
-		err = bareStarts(ctx, perRound, &res.Bare)
+		err = bareStarts(ctx, "pass", perRound, &res.Bare)
 	}
 	res.Err = err
 	return res
 }
 
-// pacedRuns calls run_code n times, pausing between calls.
-func pacedRuns(ctx context.Context, conn *session.Conn, n int, h *Histogram) error {
+// pacedRuns calls run_code with params n times, pausing between calls.
+func pacedRuns(ctx context.Context, conn *session.Conn, params json.RawMessage, n int, h *Histogram) error {
 	for range n {
 		if !sleepCtx(ctx, runCodePause) {
 			return ctx.Err()
 		}
 		t0 := time.Now()
-		out, err := conn.Call(ctx, "run_code", json.RawMessage(trivialRunCode))
+		out, err := conn.Call(ctx, "run_code", params)
 		if err != nil {
 			return fmt.Errorf("run_code: %w", err)
 		}
@@ -97,11 +97,12 @@ func backToBackRuns(ctx context.Context, addr string, n int, h *Histogram, log z
 	return err
 }
 
-func bareStarts(ctx context.Context, n int, h *Histogram) error {
+// bareStarts runs `python3 -c code` n times, one after the other.
+func bareStarts(ctx context.Context, code string, n int, h *Histogram) error {
 	for range n {
 		t0 := time.Now()
-		if err := exec.CommandContext(ctx, bareInterpreter, "-c", "pass").Run(); err != nil {
-			return fmt.Errorf("%s -c pass: %w", bareInterpreter, err)
+		if err := exec.CommandContext(ctx, bareInterpreter, "-c", code).Run(); err != nil {
+			return fmt.Errorf("%s -c %q: %w", bareInterpreter, code, err)
 		}
 		h.Record(time.Since(t0))
 	}

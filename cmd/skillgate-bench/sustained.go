@@ -99,7 +99,7 @@ func (res *sustainedResult) measureWarm(ctx context.Context, bins binaries, log 
 			p.Runs += lr.Responses
 			p.Elapsed += lr.Elapsed
 			p.Latency.Merge(&lr.Latency)
-			n, d, err := bareSpawnLoop(ctx, p.Conc, res.Plan.Duration, &p.Bare)
+			n, d, err := bareSpawnLoop(ctx, "pass", p.Conc, res.Plan.Duration, &p.Bare)
 			if err != nil {
 				return err
 			}
@@ -128,19 +128,19 @@ func (res *sustainedResult) measureCold(ctx context.Context, bins binaries, log 
 		return err
 	}
 	for round := 0; round < res.Plan.Rounds; round++ {
-		if err := pacedRuns(ctx, conn, res.Plan.Cold, &res.Cold); err != nil {
+		if err := pacedRuns(ctx, conn, []byte(trivialRunCode), res.Plan.Cold, &res.Cold); err != nil {
 			return err
 		}
-		if err := bareStarts(ctx, res.Plan.Cold, &res.Bare); err != nil {
+		if err := bareStarts(ctx, "pass", res.Plan.Cold, &res.Bare); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// bareSpawnLoop spawns `python3 -c pass` from conc goroutines, one after
+// bareSpawnLoop spawns `python3 -c code` from conc goroutines, one after
 // the other in each, for d; it returns how many completed and how long.
-func bareSpawnLoop(ctx context.Context, conc int, d time.Duration, h *Histogram) (uint64, time.Duration, error) {
+func bareSpawnLoop(ctx context.Context, code string, conc int, d time.Duration, h *Histogram) (uint64, time.Duration, error) {
 	var (
 		mu    sync.Mutex
 		n     uint64
@@ -158,7 +158,7 @@ func bareSpawnLoop(ctx context.Context, conc int, d time.Duration, h *Histogram)
 			var err error
 			for err == nil && ctx.Err() == nil && time.Now().Before(deadline) {
 				t0 := time.Now()
-				if err = exec.CommandContext(ctx, bareInterpreter, "-c", "pass").Run(); err == nil {
+				if err = exec.CommandContext(ctx, bareInterpreter, "-c", code).Run(); err == nil {
 					local.Record(time.Since(t0))
 					count++
 				}
@@ -168,7 +168,7 @@ func bareSpawnLoop(ctx context.Context, conc int, d time.Duration, h *Histogram)
 			h.Merge(&local)
 			n += count
 			if first == nil && err != nil {
-				first = fmt.Errorf("%s -c pass: %w", bareInterpreter, err)
+				first = fmt.Errorf("%s -c %q: %w", bareInterpreter, code, err)
 			}
 		}()
 	}
