@@ -271,6 +271,13 @@ func TestEnvironmentsInRuns(t *testing.T) {
 	require.Equal(t, "completed", r.Status, "%+v", r)
 	assert.Contains(t, r.LogsPreview, "versions 3.0.0 1.0.0")
 
+	// /readyz says so (its details follow the build by a moment).
+	ready := regexp.MustCompile(`python.base_environment: ready: [0-9a-f]{32}, 1 distributions`)
+	for i := 0; i < 50 && !ready.MatchString(scrape(t, "http://"+g.addrs["metrics"]+"/readyz")); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.Regexp(t, ready, scrape(t, "http://"+g.addrs["metrics"]+"/readyz"))
+
 	// Two mounted skills that disagree on a version cannot share a run.
 	_, code := c.call("run_code", `{"language":"python","code":"def main(a): pass","mount_skills":["acme.tool.one","acme.tool.two"]}`)
 	assert.Equal(t, "JSONRPC_INVALID_PARAMS", code)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
@@ -134,6 +135,39 @@ func warmBase(ctx context.Context, runner *sandbox.Runner, base *pyenv.Base, log
 		}
 		if err := runner.SetWarmEnvironment(env); err != nil && ctx.Err() == nil {
 			log.Warn().Err(err).Msg("the warm sandboxes cannot follow the base python environment")
+		}
+	}()
+}
+
+// baseState is the /readyz line of the base environment: building, ready
+// or failed with pip's reason. Runs answer ENVIRONMENT_BUILDING or
+// SANDBOX_UNAVAILABLE accordingly; discovery is served throughout, so the
+// gateway stays ready.
+func baseState(base *pyenv.Base) string {
+	if base.Key() == "" {
+		return ""
+	}
+	env, err := base.Get()
+	switch {
+	case errors.Is(err, pyenv.ErrBuilding):
+		return "python.base_environment: building\n"
+	case err != nil:
+		return "python.base_environment: failed: " + strings.Join(strings.Fields(err.Error()), " ") + "\n"
+	}
+	return fmt.Sprintf("python.base_environment: ready: %s, %d distributions\n", env.Key, len(env.Installed))
+}
+
+// reportBase keeps the /readyz details current once the base environment
+// settles.
+func reportBase(ctx context.Context, base *pyenv.Base, details func(string)) {
+	details(baseState(base))
+	if base.Key() == "" {
+		return
+	}
+	go func() {
+		_, _ = base.Wait(ctx)
+		if ctx.Err() == nil {
+			details(baseState(base))
 		}
 	}()
 }

@@ -126,7 +126,8 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 	go sweepUploads(ctx, uploads, log.With().Str("component", "blobs").Logger())
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
-	g.health.SetDetails(sandboxDetails(g.runner, unavailable))
+	sandboxLines := sandboxDetails(g.runner, unavailable)
+	reportBase(ctx, g.python.base, func(python string) { g.health.SetDetails(sandboxLines + python) })
 	warmBase(ctx, g.runner, g.python.base, log)
 	eg, err := cfg.egress(log.With().Str("component", "egress").Logger(), g.metrics)
 	if err != nil {
