@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -168,6 +169,7 @@ func New(cfg Config) (*Builder, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	cfg.FindLinks = slices.Clone(cfg.FindLinks) // made absolute below: the caller's slice stays as it was
 	for i, f := range cfg.FindLinks {
 		if !isURL(f) {
 			abs, err := filepath.Abs(f)

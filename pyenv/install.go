@@ -19,6 +19,22 @@ import (
 // failure is in the last lines.
 const maxPipOutput = 64 << 10
 
+// maxLoggedOutput is how much of it a log line carries.
+const maxLoggedOutput = 4 << 10
+
+// lastBytes is the end of s, at most n bytes, cut at a line start when
+// there is one.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
 // install runs pip into a fresh temporary directory and renames the result
 // into place, read-only. Only a complete environment ever has its key's
 // name.
@@ -37,7 +53,7 @@ func (b *Builder) install(key string, reqs []Requirement) (*Env, error) {
 	var be *BuildError
 	switch {
 	case errors.As(err, &be):
-		log.Warn().Str("reason", be.Reason).Str("pip_output", be.Output).Msg("python environment build failed")
+		log.Warn().Str("reason", be.Reason).Str("pip_output", lastBytes(be.Output, maxLoggedOutput)).Msg("python environment build failed")
 	case err != nil:
 		log.Warn().Err(err).Msg("python environment build failed")
 	default:
