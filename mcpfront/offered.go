@@ -56,6 +56,7 @@ func (s *Server) Refresh() {
 	s.syncPrompts(want.prompts, bySkill)
 	s.syncResources(want.resources, latest)
 	s.have = want
+	s.notifyUpdated(cat)
 }
 
 func (s *Server) syncTools(want map[string]string, bySkill map[string]*skills.Skill) {
@@ -88,7 +89,10 @@ func (s *Server) syncPrompts(want map[string]string, bySkill map[string]*skills.
 	for name, digest := range want {
 		if s.have.prompts[name] != digest {
 			sk := bySkill[name]
-			s.mcp.AddPrompt(&mcp.Prompt{Name: name, Title: sk.Title, Description: sk.Summary()}, s.getPrompt(name))
+			s.mcp.AddPrompt(&mcp.Prompt{Name: name, Title: sk.Title, Description: sk.Summary(),
+				Arguments: []*mcp.PromptArgument{{Name: promptVersionArg,
+					Description: "The skill version whose SKILL.md to use (default: the highest release)."}}},
+				s.getPrompt(name))
 		}
 	}
 }
