@@ -163,6 +163,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		log: s.opts.Logger}
 	if s.opts.Front != nil {
 		t.metrics = s.opts.Front.Metrics()
+		t.metrics.HTTPRefused.WithLabelValues(refusedSessions) // at zero from the start
 	}
 	s.sessions = t
 	return authenticated(h, opts.Authenticate, t, opts.MaxBodyBytes)
