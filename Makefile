@@ -75,7 +75,7 @@ test-clients: test-python test-typescript ## The Python and TypeScript clients' 
 test-python: build ## Python client tests (clients/python) against bin/skillgate; needs python3-pytest
 	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/python/run-tests.sh
 
-test-rootless: ## As root: the sandbox and gateway tests again as user nobody (rootless mode); fails if that mode cannot work
+test-rootless: ## As root: the sandbox and gateway tests again as user skillgate-rootless (rootless mode); fails if that mode cannot work
 	./.ci/test-rootless
 
 fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
