@@ -56,7 +56,11 @@ func (s *Server) Refresh() {
 	s.syncPrompts(want.prompts, bySkill)
 	s.syncResources(want.resources, latest)
 	s.have = want
-	s.notifyUpdated(cat)
+	if changed := s.subs.changed(cat); len(changed) > 0 {
+		// Off the reload's goroutine and lock: the SDK gives each
+		// session up to 10 s to take a notification.
+		go s.notifyUpdated(changed)
+	}
 }
 
 func (s *Server) syncTools(want map[string]string, bySkill map[string]*skills.Skill) {

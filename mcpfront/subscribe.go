@@ -178,9 +178,9 @@ func (s *Server) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) err
 }
 
 // notifyUpdated sends notifications/resources/updated, through the SDK,
-// to the sessions subscribed to a skill file a reload changed.
-func (s *Server) notifyUpdated(cat *skills.Catalog) {
-	for _, uri := range s.subs.changed(cat) {
+// to the sessions subscribed to the skill files a reload changed.
+func (s *Server) notifyUpdated(uris []string) {
+	for _, uri := range uris {
 		_ = s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	}
 }

@@ -45,6 +45,24 @@ func (u updates) none(t *testing.T, sentinel string) {
 	assert.Equal(t, sentinel, u.next(t))
 }
 
+// waitSubscribed waits until the server holds (or, with false, no longer
+// holds) a subscription to each of uris: over stdio the SDK's client
+// subscribes and unsubscribes by opening and ending a subscriptions/listen
+// request, without waiting for the server to have taken it.
+func (g *gateway) waitSubscribed(t *testing.T, held bool, uris ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		g.srv.subs.mu.Lock()
+		defer g.srv.subs.mu.Unlock()
+		for _, uri := range uris {
+			if (g.srv.subs.refs[uri] > 0) != held {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 5*time.Millisecond, "subscriptions held: %v %v", held, uris)
+}
+
 // reload makes the registry read dir again and the server follow it, as a
 // file watch or SIGHUP does.
 func (g *gateway) reload(t *testing.T) {
@@ -80,6 +98,7 @@ func testSubscriptionsNotify(t *testing.T, protocol string, connect func(g *gate
 	require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: body}), "twice is once")
 	require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "blob://0123abcd"}), "a blob never changes; accepted")
 	require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "test://watched-resource"}), "nothing served: accepted, never notified")
+	g.waitSubscribed(t, true, body, notes, fresh, toml, sentinel, "blob://0123abcd", "test://watched-resource")
 
 	// The body changes, notes goes, a new file appears; skill.toml stays.
 	skillFiles(t, dir, "b", map[string]string{"SKILL.md": "---\nname: Guide\nshort_description: A guide.\n---\nDo b better.\n",
@@ -100,6 +119,7 @@ func testSubscriptionsNotify(t *testing.T, protocol string, connect func(g *gate
 	g.reload(t)
 	require.NoError(t, cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: body}))
 	require.NoError(t, cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "skill://never/1.0.0/subscribed"}), "harmless")
+	g.waitSubscribed(t, false, body)
 	skillFiles(t, dir, "b", map[string]string{"SKILL.md": "---\nname: Guide\nshort_description: A guide.\n---\nDo b best.\n",
 		"sentinel.md": "2\n"})
 	g.reload(t)
