@@ -110,13 +110,6 @@ func (t *subscriptions) changed(cat *skills.Catalog) []string {
 	return out
 }
 
-// count is the number of a session's subscriptions (for tests).
-func (t *subscriptions) count(ss *mcp.ServerSession) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.bySession[ss])
-}
-
 // parseSkillURI splits skill://<name>/<version>/<path>, unescaping the
 // path; ok is false for anything else.
 func parseSkillURI(uri string) (name, version, p string, ok bool) {
