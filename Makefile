@@ -45,7 +45,7 @@ build: ## Build bin/skillgate
 run: build ## Run the gateway with the example skills (framed :7400, HTTP :8080, metrics :9400)
 	$(BIN) serve --log-format console --skills-dir examples/skills --data-dir .data $(RUN_ARGS)
 
-test: setup lint unit test-rootless fuzz test-clients ## Lint, race-enabled tests (as root: again as an unprivileged user), a few seconds of every fuzz target, the client suites
+test: setup lint unit test-rootless fuzz test-clients test-mcp-conformance ## Lint, race-enabled tests (as root: again as an unprivileged user), a few seconds of every fuzz target, the client suites, MCP conformance
 
 setup: ## Install what the tests need when missing (Debian packages, MinIO, HAProxy; as root)
 	./.ci/setup
@@ -75,11 +75,15 @@ test-clients: test-python test-typescript ## The Python and TypeScript clients' 
 test-python: build ## Python client tests (clients/python) against bin/skillgate; needs python3-pytest
 	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/python/run-tests.sh
 
-test-rootless: ## As root: the sandbox and gateway tests again as user nobody (rootless mode); fails if that mode cannot work
+test-rootless: ## As root: the sandbox and gateway tests again as user skillgate-rootless (rootless mode); fails if that mode cannot work
 	./.ci/test-rootless
 
 fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
 	./.ci/fuzz $(FUZZTIME)
+
+.PHONY: test-mcp-conformance
+test-mcp-conformance: build ## The official MCP conformance suite against bin/skillgate's /mcp (Node 22 from npm, cached)
+	./.ci/mcp-conformance $(BIN)
 
 .PHONY: test-typescript
 test-typescript: build ## The TypeScript client's tests (node --test) against bin/skillgate

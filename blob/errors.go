@@ -17,7 +17,7 @@ var (
 	ErrInvalidKind = errors.New("invalid blob kind")
 	// ErrFullReadTooLarge: ReadSample in SampleFull mode on a blob larger than
 	// the byte budget; the caller should sample the head or the tail instead.
-	ErrFullReadTooLarge = errors.New("blob larger than max_bytes: read it with sample_head or sample_tail")
+	ErrFullReadTooLarge = errors.New("blob larger than max_bytes: read it in pieces with range, or a part with sample_head or sample_tail")
 	// ErrInvalidSample: an unknown sample mode or a non-positive byte budget.
 	ErrInvalidSample = errors.New("invalid sample request")
 	// ErrStoreClosed: an operation on a closed blob store.

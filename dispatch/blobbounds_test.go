@@ -226,6 +226,10 @@ func TestReadFullAtTheLimit(t *testing.T) {
 			assert.Equal(t, tc.data(tc.limit), got, "%s %s", c.name(), tc.kind)
 			checkError(t, c, paramCase{"read_blob", `{"blob_id":"` + over + `","mode":"full"}`,
 				transport.StringInvalidParams, "mode"})
+			_, err := c.call("read_blob", `{"blob_id":"`+over+`","mode":"full"}`)
+			require.NotNil(t, err)
+			assert.Contains(t, err.Details, `"mode":"range" and "offset"`, "the way to read it whole is named first")
+			assert.Contains(t, err.Details, `"sample_head" or "sample_tail"`)
 		}
 	}
 }

@@ -164,7 +164,8 @@ func (d *Dispatcher) readBlob(ctx context.Context, call *Call) (any, error) {
 	if mode == string(blob.SampleFull) && info.Size > limit {
 		return nil, paramErr("mode", "full cannot return this blob: it is "+strconv.FormatInt(info.Size, 10)+
 			" bytes and one response carries at most "+strconv.FormatInt(limit, 10)+
-			`; read it with "mode":"sample_head" or "sample_tail" and max_bytes`)
+			`; read it whole in pieces with "mode":"range" and "offset" (each answer's next_offset is where the next starts),`+
+			` or a part with "mode":"sample_head" or "sample_tail" and max_bytes`)
 	}
 	want := int64(DefaultSampleBytes)
 	if maxBytes > 0 {

@@ -209,6 +209,7 @@ func New(opts Options) *Dispatcher {
 		opts.Metrics = metrics.New("unknown")
 	}
 	defaultAccess(&opts)
+	presetMetrics(opts.Metrics)
 	d := &Dispatcher{opts: opts, authn: opts.Authn, limiter: opts.Limiter, methods: make(map[string]*method),
 		accessErrors: accessErrors()}
 	d.other = d.newMethod("other", nil)

@@ -612,26 +612,24 @@ func shortMessage(m string) string {
 	return m
 }
 
+// runFailureReasons maps a failed run's error type to the bounded reason
+// label of skillgate_sandbox_runs_total; any other type is "exception".
+var runFailureReasons = map[string]string{
+	sandbox.ErrTypeTimeout:        "timeout",
+	sandbox.ErrTypeMemory:         "memory",
+	sandbox.ErrTypeOutputTooLarge: "output_too_large",
+	sandbox.ErrTypeInvalidOutput:  "invalid_output",
+	sandbox.ErrTypeSandbox:        "sandbox_error",
+	transport.StringCanceled:      "cancelled",
+	ErrTypeValidation:             "validation_error",
+}
+
 // recordRun counts a run by kind, status and a bounded reason.
 func (d *Dispatcher) recordRun(kind string, out *RunResult, took time.Duration) {
 	reason := "ok"
 	if out.Error != nil {
-		switch out.Error.Type {
-		case sandbox.ErrTypeTimeout:
-			reason = "timeout"
-		case sandbox.ErrTypeMemory:
-			reason = "memory"
-		case sandbox.ErrTypeOutputTooLarge:
-			reason = "output_too_large"
-		case sandbox.ErrTypeInvalidOutput:
-			reason = "invalid_output"
-		case sandbox.ErrTypeSandbox:
-			reason = "sandbox_error"
-		case transport.StringCanceled:
-			reason = "cancelled"
-		case ErrTypeValidation:
-			reason = "validation_error"
-		default:
+		var known bool
+		if reason, known = runFailureReasons[out.Error.Type]; !known {
 			reason = "exception"
 		}
 	}

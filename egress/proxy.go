@@ -30,6 +30,15 @@ func New(cfg Config) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if m := cfg.Metrics; m != nil {
+		// Every result and direction at zero from the start, for
+		// dashboards and alerts.
+		for r := ReasonNone; int(r) < len(reasonNames); r++ {
+			m.EgressConnections.WithLabelValues(r.String())
+		}
+		m.EgressBytes.WithLabelValues("up")
+		m.EgressBytes.WithLabelValues("down")
+	}
 	return &Proxy{cfg: cfg.withDefaults()}, nil
 }
 

@@ -69,6 +69,9 @@ type Server struct {
 // dispatcher's Front(metrics.FrontHTTP)).
 func New(front *dispatch.Front, opts Options) *Server {
 	h := &Server{front: front, opts: opts, metrics: front.Metrics(), stop: make(chan struct{})}
+	for _, r := range refusalReasons {
+		h.metrics.HTTPRefused.WithLabelValues(r) // at zero from the start, for dashboards and alerts
+	}
 	h.guard = newGuard(opts)
 	h.fallback = newFallbacks(opts.MaxResponseBytes)
 	h.mux = http.NewServeMux()
@@ -78,6 +81,10 @@ func New(front *dispatch.Front, opts Options) *Server {
 	})
 	return h
 }
+
+// refusalReasons are the "reason" values of skillgate_http_refused_total
+// this package records.
+var refusalReasons = []string{"content_type", "origin", "host", "duplicate_authorization", "too_large", "body_timeout", "connection_limit"}
 
 // Handle serves another endpoint on the same listener (such as the MCP
 // front door at /mcp) behind the same Origin and Host rules as /rpc.

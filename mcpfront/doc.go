@@ -11,10 +11,14 @@
 //     which runs execute_skill;
 //   - the protocol tools list_skills, describe_skill, read_skill_file,
 //     run_code, create_blob and read_blob, for agents that browse;
-//   - each skill file as the resource skill://<name>/<version>/<path>, and
+//   - each skill file as the resource skill://<name>/<version>/<path>, any
+//     version's through the template skill://{name}/{version}/{+path}, and
 //     the caller's blobs through the template blob://{blob_id};
-//   - each instruction skill as a prompt whose message is its SKILL.md body.
+//   - each instruction skill as a prompt whose message is its SKILL.md body;
+//   - completions of the skill:// template's variables and the prompts'
+//     version argument, and subscriptions to skill files.
 //
-// Lists are filtered per identity; a skill reload replaces only what
-// changed, and the SDK tells sessions that the lists changed.
+// Lists and completions are filtered per identity; a skill reload replaces
+// only what changed, the SDK tells sessions that the lists changed, and
+// sessions subscribed to a changed skill file get resources/updated.
 package mcpfront

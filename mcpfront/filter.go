@@ -20,7 +20,7 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 		if err := hidden(id, req); err != nil {
 			return nil, err
 		}
-		res, err := next(ctx, method, req)
+		res, err := next(context.WithValue(ctx, callerKey{}, id), method, req)
 		if err != nil {
 			return res, err
 		}
@@ -30,7 +30,10 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListResourcesResult:
 			r.Resources = keep(r.Resources, func(x *mcp.Resource) bool { return resourceVisible(id, x.URI) })
 		case *mcp.ListResourceTemplatesResult:
-			r.ResourceTemplates = keep(r.ResourceTemplates, func(*mcp.ResourceTemplate) bool {
+			r.ResourceTemplates = keep(r.ResourceTemplates, func(t *mcp.ResourceTemplate) bool {
+				if t.URITemplate == skillTemplate {
+					return id != nil && id.AllowsMethod(dispatch.MethodReadSkillFile)
+				}
 				return id != nil && id.AllowsMethod(dispatch.MethodReadBlob)
 			})
 		case *mcp.ListPromptsResult:

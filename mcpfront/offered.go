@@ -56,6 +56,11 @@ func (s *Server) Refresh() {
 	s.syncPrompts(want.prompts, bySkill)
 	s.syncResources(want.resources, latest)
 	s.have = want
+	if changed := s.subs.changed(cat); len(changed) > 0 {
+		// Off the reload's goroutine and lock: the SDK gives each
+		// session up to 10 s to take a notification.
+		go s.notifyUpdated(changed)
+	}
 }
 
 func (s *Server) syncTools(want map[string]string, bySkill map[string]*skills.Skill) {
@@ -88,7 +93,10 @@ func (s *Server) syncPrompts(want map[string]string, bySkill map[string]*skills.
 	for name, digest := range want {
 		if s.have.prompts[name] != digest {
 			sk := bySkill[name]
-			s.mcp.AddPrompt(&mcp.Prompt{Name: name, Title: sk.Title, Description: sk.Summary()}, s.getPrompt(name))
+			s.mcp.AddPrompt(&mcp.Prompt{Name: name, Title: sk.Title, Description: sk.Summary(),
+				Arguments: []*mcp.PromptArgument{{Name: promptVersionArg,
+					Description: "The skill version whose SKILL.md to use (default: the highest release)."}}},
+				s.getPrompt(name))
 		}
 	}
 }

@@ -109,6 +109,19 @@ func (s *Server) readSkillFile(name, version, p string) mcp.ResourceHandler {
 	}
 }
 
+// readTemplateSkillFile reads a skill file named through the skill://
+// template: any version, not only the listed default ones. The filter
+// has checked that the caller may see the skill; a file that does not
+// exist is a resource not found.
+func (s *Server) readTemplateSkillFile(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	name, version, p, ok := parseSkillURI(uri)
+	if !ok || fileSHA(s.catalog(), uri) == "" {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return s.readSkillFile(name, version, p)(ctx, req)
+}
+
 // blobURI names a blob as a resource: blob://<hex> for the blob id
 // blob:<hex>, since a URI template variable cannot hold the colon.
 func blobURI(id string) string { return "blob://" + strings.TrimPrefix(id, "blob:") }
@@ -151,7 +164,11 @@ func (s *Server) readBlob(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 // getPrompt answers an instruction skill's prompt: its SKILL.md body.
 func (s *Server) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		params, err := json.Marshal(map[string]any{"name": name, "detail": "full"})
+		p := map[string]any{"name": name, "detail": "full"}
+		if v := req.Params.Arguments[promptVersionArg]; v != "" {
+			p["version"] = v
+		}
+		params, err := json.Marshal(p)
 		if err != nil {
 			return nil, err
 		}

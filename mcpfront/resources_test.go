@@ -235,3 +235,38 @@ func TestInstructionSkillPrompt(t *testing.T) {
 	assert.Equal(t, "Nothing to say.", res.Description)
 	assert.Equal(t, "", res.Messages[0].Content.(*mcp.TextContent).Text)
 }
+
+// The read_blob tool reads a blob larger than one answer in pieces, with
+// mode "range" and offset, as the error of mode "full" tells the model to.
+func TestReadBlobToolRange(t *testing.T) {
+	g := newGateway(t, gatewayOptions{skillsDir: t.TempDir(), maxMessage: smallMessage})
+	cs := g.client(t, "", nil)
+	text := windowText()
+	id := createBlob(t, cs, map[string]any{"content": text, "kind": "text/plain"})
+	read := func(args map[string]any) (*mcp.CallToolResult, error) {
+		args["blob_id"] = id
+		return cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_blob", Arguments: args})
+	}
+	_, err := read(map[string]any{"mode": "full"})
+	assert.Contains(t, string(rpcErr(t, err).Data), `\"mode\":\"range\"`, "full names the way to read it whole")
+
+	var whole strings.Builder
+	for offset, calls := 0, 0; ; calls++ {
+		require.Less(t, calls, 20, "pieces move forward")
+		res, err := read(map[string]any{"mode": "range", "offset": offset})
+		require.NoError(t, err)
+		var piece struct {
+			Content    string `json:"content"`
+			NextOffset *int   `json:"next_offset"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(textOf(res)), &piece))
+		whole.WriteString(piece.Content)
+		if piece.NextOffset == nil {
+			break
+		}
+		offset = *piece.NextOffset
+	}
+	assert.Equal(t, text, whole.String())
+	_, err = read(map[string]any{"mode": "range", "offset": -1})
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcErr(t, err).Code, "a negative offset: the schema refuses it")
+}

@@ -60,6 +60,7 @@ type Server struct {
 
 	mu   sync.Mutex // serializes Refresh
 	have offered    // what the SDK server currently offers
+	subs *subscriptions
 
 	sessions *sessions // of the HTTP endpoint; nil until HTTPHandler
 }
@@ -77,11 +78,14 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxSkillTools <= 0 {
 		opts.MaxSkillTools = DefaultMaxSkillTools
 	}
-	s := &Server{opts: opts, have: newOffered()}
+	s := &Server{opts: opts, have: newOffered(), subs: newSubscriptions()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "skillgate", Version: opts.Version}, &mcp.ServerOptions{
 		Logger: slog.New(zerologHandler{log: opts.Logger}),
 		Instructions: "Tools run skills (sandboxed Python packages) of this gateway. " +
 			"list_skills and describe_skill browse them; skill files are resources skill://<name>/<version>/<path>.",
+		CompletionHandler:  s.complete,
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: s.unsubscribe,
 	})
 	s.mcp.AddReceivingMiddleware(s.filterLists)
 	s.mcp.AddReceivingMiddleware(s.limitRequests) // outermost: refused requests cost their token too
@@ -92,6 +96,10 @@ func New(opts Options) (*Server, error) {
 		Name: "blob", URITemplate: "blob://{blob_id}",
 		Description: "A blob of the caller (created with create_blob or written by a run), read as read_blob reads it.",
 	}, s.readBlob)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name: "skill-file", URITemplate: skillTemplate,
+		Description: "A file of any version of a skill, as read_skill_file reads it (resources/list has the default versions' files).",
+	}, s.readTemplateSkillFile)
 	s.Refresh()
 	return s, nil
 }
@@ -155,6 +163,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		log: s.opts.Logger}
 	if s.opts.Front != nil {
 		t.metrics = s.opts.Front.Metrics()
+		t.metrics.HTTPRefused.WithLabelValues(refusedSessions) // at zero from the start
 	}
 	s.sessions = t
 	return authenticated(h, opts.Authenticate, t, opts.MaxBodyBytes)
@@ -229,6 +238,24 @@ func (s *Server) identity(req mcp.Request) *sgauth.Identity {
 			id, _ := ex.TokenInfo.Extra[extraIdentity].(*sgauth.Identity)
 			return id
 		}
+	}
+	return s.opts.Identity
+}
+
+// callerKey marks a request's context with its identity, for the requests
+// the SDK makes up inside another one (the resources/subscribe of a
+// subscriptions/listen), which carry no token info of their own.
+type callerKey struct{}
+
+// identityIn is who makes req, or else the request whose context ctx is.
+func (s *Server) identityIn(ctx context.Context, req mcp.Request) *sgauth.Identity {
+	if req != nil {
+		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+			return s.identity(req)
+		}
+	}
+	if id, ok := ctx.Value(callerKey{}).(*sgauth.Identity); ok {
+		return id
 	}
 	return s.opts.Identity
 }

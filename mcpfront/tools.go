@@ -166,9 +166,10 @@ var protocolTools = []protocolTool{
 	{method: dispatch.MethodCreateBlob, desc: "Store content as a blob that runs can read (input_blobs) and that read_blob returns.",
 		schema: `{"type":"object","properties":{"content":{"type":"string"},"kind":{"type":"string"},` +
 			`"encoding":{"type":"string","enum":["utf-8","base64"]}},"required":["content"],"additionalProperties":false}`},
-	{method: dispatch.MethodReadBlob, desc: "Read a blob: its head, tail or whole content, up to max_bytes.",
-		schema: `{"type":"object","properties":{"blob_id":{"type":"string"},"mode":{"type":"string","enum":["sample_head","sample_tail","full"]},` +
-			`"max_bytes":{"type":"integer","minimum":1}},"required":["blob_id"],"additionalProperties":false}`},
+	{method: dispatch.MethodReadBlob, desc: "Read a blob: its head, tail or whole content, up to max_bytes; " +
+		`a blob larger than one answer in pieces with mode "range" from offset (each answer's next_offset is the next piece's).`,
+		schema: `{"type":"object","properties":{"blob_id":{"type":"string"},"mode":{"type":"string","enum":["sample_head","sample_tail","full","range"]},` +
+			`"max_bytes":{"type":"integer","minimum":1},"offset":{"type":"integer","minimum":0}},"required":["blob_id"],"additionalProperties":false}`},
 }
 
 func (s *Server) addProtocolTools() {

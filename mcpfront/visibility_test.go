@@ -115,14 +115,14 @@ func TestListsFilteredByIdentity(t *testing.T) {
 	assert.ElementsMatch(t, []string{"acme.a.run", "other.c.run", "create_blob", "describe_skill", "list_skills",
 		"read_blob", "read_skill_file", "run_code"}, all.tools)
 	assert.ElementsMatch(t, append(append([]string(nil), acmeFiles...), otherFiles...), all.resources)
-	assert.Equal(t, []string{"blob://{blob_id}"}, all.templates)
+	assert.ElementsMatch(t, []string{"blob://{blob_id}", skillTemplate}, all.templates)
 	assert.ElementsMatch(t, []string{"acme.b.guide", "other.d.guide"}, all.prompts)
 
 	reader := seenBy(t, g.client(t, tokenReader, nil))
 	assert.ElementsMatch(t, []string{"describe_skill", "list_skills", "read_skill_file"}, reader.tools,
 		"protocol tools of its methods; no skill tool without execute_skill")
 	assert.ElementsMatch(t, acmeFiles, reader.resources, "the files of its namespace only")
-	assert.Empty(t, reader.templates, "no blob template without read_blob")
+	assert.Equal(t, []string{skillTemplate}, reader.templates, "no blob template without read_blob")
 	assert.Equal(t, []string{"acme.b.guide"}, reader.prompts)
 
 	runner := seenBy(t, g.client(t, tokenRunner, nil))
@@ -221,7 +221,7 @@ func TestIdentityOfALocalSession(t *testing.T) {
 	s = seenBy(t, cs)
 	assert.Len(t, s.tools, 8)
 	assert.Len(t, s.resources, 10)
-	assert.Equal(t, []string{"blob://{blob_id}"}, s.templates)
+	assert.ElementsMatch(t, []string{"blob://{blob_id}", skillTemplate}, s.templates)
 	assert.Len(t, s.prompts, 2)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_skills", Arguments: map[string]any{}})
 	require.NoError(t, err)

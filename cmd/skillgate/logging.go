@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	stdlog "log"
+	"os"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -19,9 +20,17 @@ func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	out := w
 	if format == "console" {
-		out = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
+		out = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000", NoColor: !colour(w)}
 	}
 	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// colour reports whether console logs written to w may carry colour
+// codes: only on a terminal, where they are read, never in a file or a
+// pipe that keeps them as escape codes; and not when NO_COLOR is set
+// (no-color.org).
+func colour(w io.Writer) bool {
+	return os.Getenv("NO_COLOR") == "" && isTerminal(w)
 }
 
 // httpErrorLog routes net/http's own error messages (TLS handshake noise,

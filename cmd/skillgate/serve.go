@@ -250,6 +250,7 @@ func (g *gateway) listen() error {
 
 func (g *gateway) serveFramed(ln net.Listener, name string) {
 	g.log.Info().Str("listener", name).Str("addr", ln.Addr().String()).Msg("listening")
+	g.framed.PresetMetrics(name)
 	go func() {
 		if err := g.framed.Serve(ln, name); err != nil && !errors.Is(err, session.ErrServerClosed) {
 			g.errc <- fmt.Errorf("%s listener: %w", name, err)
