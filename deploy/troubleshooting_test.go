@@ -3,9 +3,9 @@ package deploy_test
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -29,8 +29,10 @@ func TestTroubleshootingQuotesExist(t *testing.T) {
 	quotes := troubleshootingQuotes(readFile(t, troubleshootingPage))
 	require.GreaterOrEqual(t, len(quotes), 20, "the page quotes the errors it explains")
 	corpus := goSources(t, "..")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	require.NoError(t, err)
 	for _, dir := range stdlibErrorDirs {
-		corpus += goSources(t, filepath.Join(runtime.GOROOT(), "src", dir))
+		corpus += goSources(t, filepath.Join(strings.TrimSpace(string(goroot)), "src", dir))
 	}
 	for _, q := range quotes {
 		for _, piece := range strings.Split(q, "…") {
