@@ -22,6 +22,7 @@ import tarfile
 import time
 import zipfile
 from pathlib import Path
+from typing import IO, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "skillgate"
@@ -211,7 +212,8 @@ def build_sdist(sdist_directory: str, config_settings: object = None) -> str:
 
     with open(Path(sdist_directory) / filename, "wb") as out:
         with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=ts) as gz:
-            with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            # GzipFile is a binary file; older typeshed stubs do not say so.
+            with tarfile.open(fileobj=cast(IO[bytes], gz), mode="w", format=tarfile.PAX_FORMAT) as tar:
                 for f in files:
                     add(tar, f.relative_to(ROOT).as_posix(), f.read_bytes())
                 add(tar, "PKG-INFO", metadata().encode("utf-8"))
