@@ -9,7 +9,8 @@ BENCH_ARGS ?= --quick
 # against never become dependencies of the gateway.
 BENCHMOD  := cd bench && GOWORK=off
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 RUN_ARGS  ?=
 # Mutation testing (make mutation PKG=./session): one package at a time, its
 # own tests only. Two workers suit a 2-core machine. gremlins gives each
@@ -113,4 +114,8 @@ bench-rootless: ## Trivial run_code latency and throughput: root mode, rootless 
 	./.ci/test-rootless --bench
 
 clean: ## Remove build output
-	rm -rf bin
+	rm -rf bin dist
+
+.PHONY: dist
+dist: ## Release files in dist/: static linux/amd64 and linux/arm64 binaries, the Python wheel and sdist, the npm tarball, SHA256SUMS
+	VERSION='$(VERSION)' COMMIT='$(COMMIT)' GO='$(GO)' ./.ci/dist

@@ -84,8 +84,10 @@ export interface CallOptions {
   signal?: AbortSignal;
   /**
    * Receives the run_event notifications of the call's run, in order and
-   * before the result: execute_skill and run_code with `stream: true`, and
-   * watch_run. Called on the connection's reader: it must not block.
+   * before the result: execute_skill and run_code (which it makes streamed
+   * runs: `stream: true` unless `stream` is given; with `async: true` the
+   * call is refused) and watch_run. Called on the connection's reader: it
+   * must not block.
    */
   onEvent?: (event: RunEvent) => void;
 }
@@ -318,7 +320,10 @@ export interface CreateBlobResult {
 
 export interface ReadBlobParams {
   blob_id: string;
-  mode?: 'sample_head' | 'sample_tail' | 'full';
+  /** "range" (implied by offset) reads max_bytes from offset; a blob of any size is read by following next_offset. */
+  mode?: 'sample_head' | 'sample_tail' | 'full' | 'range';
+  /** Where a range starts (default 0). */
+  offset?: number;
   max_bytes?: number;
 }
 
@@ -329,7 +334,65 @@ export interface ReadBlobResult {
   encoding: 'utf-8' | 'base64';
   content: string;
   truncated: boolean;
+  /** Mode "range": the whole blob's SHA-256. */
+  sha256?: string;
+  /** Mode "range": where this piece starts. */
+  offset?: number;
+  /** Mode "range": where the next piece starts; null after the last one. */
+  next_offset?: number | null;
 }
+
+export interface BeginUploadParams {
+  /** The blob's size in bytes. */
+  size_bytes: number;
+  /** MIME type (default application/octet-stream). */
+  kind?: string;
+}
+
+export interface BeginUploadResult {
+  upload_id: string;
+  /** The most one chunk may hold. */
+  max_chunk_bytes: number;
+}
+
+export interface UploadChunkParams {
+  upload_id: string;
+  /** Where the received bytes end (or a resend of bytes already received). */
+  offset: number;
+  /** Bytes (sent base64-encoded), or text with encoding. */
+  content: string | Uint8Array;
+  encoding?: 'utf-8' | 'base64';
+}
+
+export interface UploadChunkResult {
+  received_bytes: number;
+}
+
+/** Options of a transfer; timeoutMs and signal apply to each call, not the whole transfer. */
+export interface TransferOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Called after each piece with the bytes done and the bytes in all. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface UploadOptions extends TransferOptions {
+  /** MIME type of a new upload (default application/octet-stream). */
+  kind?: string;
+  /**
+   * Resume this upload (begun with beginUpload): chunks the gateway holds
+   * are accepted again unchanged and the first answer says how far it got.
+   */
+  uploadId?: string;
+  /**
+   * The bytes of one chunk: PIECE_BYTES, or the gateway's max_chunk_bytes
+   * when smaller. A resumed upload must cut the data as its first attempt did.
+   */
+  chunkBytes?: number;
+}
+
+/** The bytes of one chunk or range read of the transfer helpers (512 KiB). */
+export const PIECE_BYTES: number;
 
 export interface GuideResult {
   content: string;
@@ -386,6 +449,23 @@ export class Client extends EventEmitter {
   listRuns(params?: ListRunsParams, options?: CallOptions): Promise<ListRunsResult>;
   createBlob(params: CreateBlobParams, options?: CallOptions): Promise<CreateBlobResult>;
   readBlob(params: ReadBlobParams, options?: CallOptions): Promise<ReadBlobResult>;
+  beginUpload(params: BeginUploadParams, options?: CallOptions): Promise<BeginUploadResult>;
+  uploadChunk(params: UploadChunkParams, options?: CallOptions): Promise<UploadChunkResult>;
+  finishUpload(params: { upload_id: string; sha256: string }, options?: CallOptions): Promise<CreateBlobResult>;
+  /** Uploads bytes in chunks, checked by SHA-256 when finished; carries on after a reconnect. */
+  upload(data: Uint8Array, options?: UploadOptions): Promise<CreateBlobResult>;
+  /** Uploads a file in chunks (see upload). */
+  put(path: string, options?: UploadOptions): Promise<CreateBlobResult>;
+  /**
+   * Downloads a blob into path via path.part, renamed once its bytes match
+   * the blob's SHA-256; a .part left by a cut download is continued, one
+   * that does not match is removed (TransferError).
+   */
+  get(blobId: string, path: string, options?: TransferOptions): Promise<CreateBlobResult>;
+  /** The whole blob in memory, checked against its SHA-256. */
+  readBlobBytes(blobId: string, options?: TransferOptions): Promise<Buffer>;
+  /** The blob's bytes from offset to its end, piece by piece, unchecked. */
+  iterBlob(blobId: string, options?: TransferOptions & { offset?: number }): AsyncGenerator<Buffer>;
   loadSkillsProtocolGuide(options?: CallOptions): Promise<GuideResult>;
 
   on<E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void): this;
@@ -452,6 +532,11 @@ export class FrameTooLargeError extends FrameError {
 }
 
 /** A call outlived its timeoutMs (stringCode CALL_TIMEOUT). */
+/** A blob transfer's bytes do not match the blob's SHA-256, or an answer contradicts the transfer (TRANSFER_FAILED). */
+export class TransferError extends SkillgateError {
+  constructor(message: string);
+}
+
 export class CallTimeoutError extends SkillgateError {
   constructor(method: string, timeoutMs: number);
   readonly method: string;

@@ -10,8 +10,10 @@ import (
 	"github.com/skillgate/skillgate/dispatch/auth"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = ""
+// version and commit are set at build time with -ldflags
+// "-X main.version=... -X main.commit=..." (make build, make dist, the
+// container image); a plain go build falls back to the build info.
+var version, commit = "", ""
 
 func buildVersion() string {
 	if version != "" {
@@ -23,6 +25,35 @@ func buildVersion() string {
 	return "dev"
 }
 
+// buildCommit is the commit the binary was built from: -X main.commit, else
+// the vcs.revision go build records from a git checkout (with "-dirty" for
+// uncommitted changes), else "unknown" (-buildvcs=false, a source tarball).
+func buildCommit() string {
+	if commit != "" {
+		return commit
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		return "unknown"
+	case dirty:
+		return rev + "-dirty"
+	}
+	return rev
+}
+
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "skillgate",
@@ -31,6 +62,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCommand(), newMCPCommand(), newCallCommand(), newRunsCommand(), newBlobCommand(), newSkillCommand(), newTokenCommand(), newVersionCommand())
+	root.AddCommand(newCertCommand())
 	return root
 }
 
@@ -40,16 +72,8 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			rev := "unknown"
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" {
-						rev = s.Value
-					}
-				}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "skillgate %s (%s, %s/%s, revision %s)\n",
-				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, rev)
+			fmt.Fprintf(cmd.OutOrStdout(), "skillgate %s (%s, %s/%s, commit %s)\n",
+				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, buildCommit())
 		},
 	}
 }

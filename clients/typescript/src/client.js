@@ -15,6 +15,7 @@ import tls from 'node:tls';
 import { Connection } from './connection.js';
 import { DEFAULT_MAX_MESSAGE_SIZE, MAX_FRAME_BODY } from './framing.js';
 import { CloseReasonError, ConnectError, ConnectionClosedError, RpcError, SkillgateError } from './errors.js';
+import * as transfer from './transfer.js';
 import { VERSION } from './version.js';
 import { errorProblem } from './wire.js';
 
@@ -95,6 +96,7 @@ export class Client extends EventEmitter {
     const { onEvent, ...rest } = callOptions;
     if (onEvent === undefined) return this.conn.request(method, params, rest);
     if (typeof onEvent !== 'function') throw new TypeError(`call ${method}: onEvent must be a function`);
+    params = streamedParams(method, params);
     // A watch names its run; a streamed call's events carry its request id.
     const runId = method === 'watch_run' ? params.run_id : undefined;
     let requestId;
@@ -171,8 +173,49 @@ export class Client extends EventEmitter {
     return this.call('create_blob', params, o);
   }
 
-  /** @param {import('../index.js').ReadBlobParams} params @param {CallOptions} [o] */
-  readBlob(params, o) { return this.call('read_blob', params, o); }
+  /**
+   * An offset without a mode reads a range.
+   * @param {import('../index.js').ReadBlobParams} params @param {CallOptions} [o]
+   */
+  readBlob(params, o) {
+    if (params?.offset !== undefined && params.mode === undefined) params = { ...params, mode: 'range' };
+    return this.call('read_blob', params, o);
+  }
+
+  // ---- blobs of any size (src/transfer.js) ----
+
+  /** @param {import('../index.js').BeginUploadParams} params @param {CallOptions} [o] */
+  beginUpload(params, o) { return this.call('begin_upload', { kind: 'application/octet-stream', ...params }, o); }
+
+  /**
+   * Binary content (a Uint8Array) is sent base64-encoded.
+   * @param {import('../index.js').UploadChunkParams} params @param {CallOptions} [o]
+   */
+  uploadChunk(params, o) {
+    if (params?.content instanceof Uint8Array) {
+      const content = Buffer.from(params.content.buffer, params.content.byteOffset, params.content.byteLength);
+      params = { ...params, content: content.toString('base64'), encoding: 'base64' };
+    }
+    return this.call('upload_chunk', params, o);
+  }
+
+  /** @param {{upload_id: string, sha256: string}} params @param {CallOptions} [o] */
+  finishUpload(params, o) { return this.call('finish_upload', params, o); }
+
+  /** @param {Uint8Array} data @param {import('../index.js').UploadOptions} [o] */
+  upload(data, o) { return transfer.upload(this, data, o); }
+
+  /** @param {string} path @param {import('../index.js').UploadOptions} [o] */
+  put(path, o) { return transfer.put(this, path, o); }
+
+  /** @param {string} blobId @param {string} path @param {import('../index.js').TransferOptions} [o] */
+  get(blobId, path, o) { return transfer.get(this, blobId, path, o); }
+
+  /** @param {string} blobId @param {import('../index.js').TransferOptions} [o] */
+  readBlobBytes(blobId, o) { return transfer.readBlobBytes(this, blobId, o); }
+
+  /** @param {string} blobId @param {import('../index.js').TransferOptions & {offset?: number}} [o] */
+  iterBlob(blobId, o) { return transfer.iterBlob(this, blobId, o); }
 
   /** @param {CallOptions} [o] */
   loadSkillsProtocolGuide(o) { return this.call('load_skills_protocol_guide', {}, o); }
@@ -418,6 +461,22 @@ export async function connect(options) {
   const client = new Client(options);
   await client.connect();
   return client;
+}
+
+/**
+ * A run started with an event listener is streamed, as in the Python
+ * client: execute_skill and run_code get `stream: true` unless the caller
+ * set `stream` or asked for a background run, which has no events to send
+ * on this call (follow it with watch_run).
+ * @param {string} method
+ * @param {Record<string, any>} params
+ */
+function streamedParams(method, params) {
+  if (method !== 'execute_skill' && method !== 'run_code') return params;
+  if (params.async === true) {
+    throw new TypeError(`call ${method}: onEvent (a streamed run) and async (a background run) exclude each other; follow a background run with watchRun`);
+  }
+  return params.stream === undefined ? { ...params, stream: true } : params;
 }
 
 /**

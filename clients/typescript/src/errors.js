@@ -171,3 +171,15 @@ export class ConnectError extends SkillgateError {
     super('CONNECT_FAILED', message, options);
   }
 }
+
+/**
+ * A blob transfer went wrong on the client's side of the wire: the bytes
+ * read do not match the blob's SHA-256, or an answer contradicts the
+ * transfer (a received_bytes or next_offset that does not follow).
+ */
+export class TransferError extends SkillgateError {
+  /** @param {string} message */
+  constructor(message) {
+    super('TRANSFER_FAILED', message);
+  }
+}

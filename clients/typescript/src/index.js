@@ -16,6 +16,8 @@ export {
   FrameError,
   FrameTooLargeError,
   CallTimeoutError,
+  TransferError,
   stringCodeFor,
 } from './errors.js';
+export { PIECE_BYTES } from './transfer.js';
 export { VERSION } from './version.js';

@@ -46,6 +46,24 @@ test('a streamed run delivers every event before its result', async (t) => {
   assert.ok(events.every((e) => e.run_id === run.run_id));
 });
 
+test('onEvent alone streams a run, as in the Python client', async (t) => {
+  const c = await client(t);
+  const events = [];
+  const run = await c.runCode({ code: chatty, args: { n: 3 } }, { timeoutMs: PATIENCE_MS, onEvent: (e) => events.push(e) });
+  assert.equal(run.status, 'completed', JSON.stringify(run));
+  assert.equal(wellFormed(events), lines(3));
+  const skillEvents = [];
+  const add = await c.executeSkill({ name: 'acme.math.add', args: { values: [1, 2] } },
+    { timeoutMs: PATIENCE_MS, onEvent: (e) => skillEvents.push(e) });
+  assert.equal(add.status, 'completed', JSON.stringify(add));
+  assert.deepEqual([skillEvents[0].type, skillEvents.at(-1).type], ['started', 'finished']);
+  const none = [];
+  const quiet = await c.runCode({ code: chatty, args: { n: 1 }, stream: false }, { onEvent: (e) => none.push(e) });
+  assert.equal(quiet.status, 'completed');
+  assert.deepEqual(none, [], 'an explicit stream: false is kept');
+  await assert.rejects(c.runCode({ code: chatty, args: { n: 1 }, async: true }, { onEvent: () => {} }), TypeError);
+});
+
 test('a background run outlives its connection and is watched from another', async (t) => {
   const a = await connect(gw.address());
   const ref = await a.runCode({ code: chatty, args: { n: 20, pause: 0.02 }, async: true }, { timeoutMs: PATIENCE_MS });

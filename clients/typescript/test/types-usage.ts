@@ -11,6 +11,9 @@ import {
   type RunResult,
   type ClientOptions,
   type ListSkillsParams,
+  type CreateBlobResult,
+  PIECE_BYTES,
+  TransferError,
 } from '@skillgate/client';
 
 async function main(): Promise<void> {
@@ -44,6 +47,21 @@ async function main(): Promise<void> {
   const typedParams: ListSkillsParams = { limit: 1 };
   await client.call('list_skills', typedParams);
   console.log(cursor, next, code.output, text.sha256, read.content, guide.content, generic.skills.length);
+  const range = await client.readBlob({ blob_id: blob.blob_id, offset: 0, max_bytes: 1024 });
+  const after: number | null | undefined = range.next_offset;
+  const begun = await client.beginUpload({ size_bytes: 3 });
+  await client.uploadChunk({ upload_id: begun.upload_id, offset: 0, content: new Uint8Array([1, 2, 3]) });
+  const put: CreateBlobResult = await client.put('data.bin', { kind: 'application/zip', uploadId: begun.upload_id, onProgress: (done, total) => console.log(done / total) });
+  await client.get(put.blob_id, 'copy.bin', { timeoutMs: 10_000 });
+  const whole: Buffer = await client.readBlobBytes(put.blob_id);
+  for await (const piece of client.iterBlob(put.blob_id, { offset: PIECE_BYTES })) console.log(piece.length);
+  await client.runCode({ code: '' }, { onEvent: (e) => console.log(e.seq) });
+  console.log(after, whole.length);
+  try {
+    await client.upload(new Uint8Array(0));
+  } catch (err) {
+    if (err instanceof TransferError) console.log(err.stringCode);
+  }
 
   client.on('close', (reason) => {
     if (reason instanceof CloseReasonError) console.log(reason.stringCode, reason.retry?.suggestedDelayMs, reason.remote);
@@ -66,6 +84,8 @@ async function main(): Promise<void> {
 
 // @ts-expect-error describe_skill needs a name
 void new Client().describeSkill({});
+// @ts-expect-error uploads take bytes, not text
+void new Client().upload('text');
 // @ts-expect-error only the documented events exist
 new Client().on('nonsense', () => {});
 

@@ -28,8 +28,10 @@ from .errors import (
     Retry,
     RpcError,
     SkillgateError,
+    TransferError,
 )
 from .methods import blob_bytes
+from .transfer import PIECE_BYTES, ProgressCallback
 from .types import (
     BlobContent,
     BlobInfo,
@@ -44,6 +46,8 @@ from .types import (
     RunSummary,
     SkillEntry,
     SkillFile,
+    UploadInfo,
+    UploadProgress,
 )
 
 # A library leaves log output to the application: without a configured
@@ -63,9 +67,12 @@ __all__ = [
     "KeepaliveTimeoutError",
     "ProtocolError",
     "FrameTooLargeError",
+    "TransferError",
     "ErrorInfo",
     "Retry",
     "blob_bytes",
+    "PIECE_BYTES",
+    "ProgressCallback",
     "BlobContent",
     "BlobInfo",
     "DescribeSkillResult",
@@ -79,4 +86,6 @@ __all__ = [
     "RunSummary",
     "SkillEntry",
     "SkillFile",
+    "UploadInfo",
+    "UploadProgress",
 ]

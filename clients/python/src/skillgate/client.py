@@ -257,6 +257,9 @@ class Client(SkillsMethods):
                 del self._by_run[run_id]
         return dict(result)
 
+    def _reconnects(self) -> bool:
+        return self._reconnect is not None
+
     def _notified(self, method: str, params: Mapping[str, Any]) -> None:
         if method == "run_event":
             cb = self._by_run.get(params.get("run_id", "")) or self._by_request.get(params.get("request_id", ""))

@@ -19,6 +19,7 @@ __all__ = [
     "KeepaliveTimeoutError",
     "ProtocolError",
     "FrameTooLargeError",
+    "TransferError",
     "string_code_for",
 ]
 
@@ -220,3 +221,9 @@ class FrameTooLargeError(SkillgateError, ValueError):
         self.size = size
         self.limit = limit
         super().__init__(f"message of {size} bytes exceeds the limit of {limit} bytes")
+
+
+class TransferError(SkillgateError):
+    """A blob transfer went wrong on the client's side of the wire: the bytes
+    read do not match the blob's SHA-256, or an answer contradicts the
+    transfer (a ``received_bytes`` or ``next_offset`` that does not follow)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Any, Callable, Mapping, Sequence, cast
 
+from .transfer import BlobTransfers
 from .types import (
     BlobContent,
     BlobInfo,
@@ -42,7 +43,7 @@ def _strings(name: str, values: Sequence[str] | None) -> list[str] | None:
     return list(values)
 
 
-class SkillsMethods:
+class SkillsMethods(BlobTransfers):
     """The Skills Protocol methods, for classes that provide :meth:`call`."""
 
     async def call(
@@ -240,11 +241,20 @@ class SkillsMethods:
         blob_id: str,
         *,
         mode: str | None = None,
+        offset: int | None = None,
         max_bytes: int | None = None,
         timeout: float | None = None,
     ) -> BlobContent:
-        """Read a blob (``mode``: ``"sample_head"``, ``"sample_tail"`` or ``"full"``)."""
-        params = _params(blob_id=blob_id, mode=mode, max_bytes=max_bytes)
+        """Read a blob (``mode``: ``"sample_head"``, ``"sample_tail"``,
+        ``"full"`` or ``"range"``, which ``offset`` implies).
+
+        A range answer adds the blob's ``sha256`` and ``next_offset``; for
+        whole blobs of any size see :meth:`get`, :meth:`read_blob_bytes`
+        and :meth:`iter_blob`.
+        """
+        if offset is not None and mode is None:
+            mode = "range"
+        params = _params(blob_id=blob_id, mode=mode, offset=offset, max_bytes=max_bytes)
         return cast(BlobContent, await self.call("read_blob", params, timeout=timeout))
 
     async def load_skills_protocol_guide(self, *, timeout: float | None = None) -> GuideResult:

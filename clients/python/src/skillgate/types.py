@@ -21,6 +21,8 @@ __all__ = [
     "RunResult",
     "BlobInfo",
     "BlobContent",
+    "UploadInfo",
+    "UploadProgress",
     "GuideResult",
     "RunRef",
     "RunSummary",
@@ -138,15 +140,38 @@ class BlobInfo(TypedDict):
     sha256: str
 
 
-class BlobContent(TypedDict):
-    """A sample of a blob (``read_blob``); ``encoding`` is utf-8 or base64."""
-
+class _BlobContentBase(TypedDict):
     blob_id: str
     kind: str
     size_bytes: int
     encoding: str
     content: str
     truncated: bool
+
+
+class BlobContent(_BlobContentBase, total=False):
+    """A piece of a blob (``read_blob``); ``encoding`` is utf-8 or base64.
+
+    Mode ``"range"`` adds the whole blob's ``sha256``, the piece's
+    ``offset`` and ``next_offset``: where the next piece starts, None after
+    the last one."""
+
+    sha256: str
+    offset: int
+    next_offset: int | None
+
+
+class UploadInfo(TypedDict):
+    """``begin_upload``'s answer: the id and the most one chunk may hold."""
+
+    upload_id: str
+    max_chunk_bytes: int
+
+
+class UploadProgress(TypedDict):
+    """``upload_chunk``'s answer: the upload's bytes received so far."""
+
+    received_bytes: int
 
 
 class GuideResult(TypedDict):
