@@ -95,6 +95,7 @@ bench: ## Go micro-benchmarks, then the gateway against the ceiling and the peer
 	$(BENCHMOD) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	$(GO) run ./cmd/skillgate-bench compare $(BENCH_ARGS)
 	$(GO) run ./cmd/skillgate-bench flood --duration 5s
+	$(GO) run ./cmd/skillgate-bench preload
 
 docs: ## Render docs/architecture.svg from docs/architecture.dot (Debian: apt-get install graphviz)
 	@command -v dot >/dev/null || { echo "make docs needs Graphviz's dot: apt-get install -y graphviz" >&2; exit 1; }
