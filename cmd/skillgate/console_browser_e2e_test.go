@@ -153,13 +153,14 @@ func (tb *tab) signIn(token string) {
 	tb.wait(`!document.getElementById('nav').hidden && document.querySelector('#runs-summary') !== null`)
 }
 
-// screenshot writes docs/<name>.png when SKILLGATE_UPDATE_SCREENSHOTS=1.
+// screenshot writes docs/<name>.png, of the whole page, when
+// SKILLGATE_UPDATE_SCREENSHOTS=1.
 func (tb *tab) screenshot(name string) {
 	tb.t.Helper()
 	if os.Getenv("SKILLGATE_UPDATE_SCREENSHOTS") != "1" {
 		return
 	}
-	buf, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
+	buf, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
 	require.NoError(tb.t, err)
 	require.NoError(tb.t, os.WriteFile(filepath.Join("..", "..", "docs", name+".png"), buf, 0o644))
 }
@@ -295,10 +296,10 @@ def main(args):
 `
 
 func tinyPNG(t *testing.T) string {
-	img := image.NewRGBA(image.Rect(0, 0, 24, 16))
-	for x := range 24 {
-		for y := range 16 {
-			img.Set(x, y, color.RGBA{R: uint8(x * 10), G: 90, B: 200, A: 255})
+	img := image.NewRGBA(image.Rect(0, 0, 160, 64))
+	for x := range 160 {
+		for y := range 64 {
+			img.Set(x, y, color.RGBA{R: uint8(x + 60), G: 90, B: 200, A: 255})
 		}
 	}
 	var buf bytes.Buffer
@@ -306,15 +307,23 @@ func tinyPNG(t *testing.T) string {
 	return base64.StdEncoding.EncodeToString(buf.Bytes())
 }
 
+// TestConsole drives the console on one gateway, in one browser, as the
+// people who use it: alice's runs and skills, then what bob and ops
+// (admin) each see of them.
+func TestConsole(t *testing.T) {
+	base, tokens := consoleGateway(t)
+	alice := openTab(t, browserFor(t), base)
+	alice.signIn(tokens["alice"])
+	consoleRuns(t, base, tokens, alice)
+	consoleSkillPages(alice)
+	consoleIdentities(t, base, tokens, alice.ctx)
+}
+
 // A signed-in user watches a streamed run's lines arrive while it runs,
 // cancels it with the button, and reads a finished run's streams,
 // progress, result and blobs: a text preview, an image shown and a
 // download.
-func TestConsoleRuns(t *testing.T) {
-	base, tokens := consoleGateway(t)
-	browser := browserFor(t)
-	alice := openTab(t, browser, base)
-	alice.signIn(tokens["alice"])
+func consoleRuns(t *testing.T, base string, tokens map[string]string, alice *tab) {
 
 	chatty := startAsync(t, base, tokens["alice"], tickingCode, nil)
 	alice.visit("#/runs/" + chatty)
@@ -333,7 +342,10 @@ func TestConsoleRuns(t *testing.T) {
 
 	done := startAsync(t, base, tokens["alice"], blobsCode, map[string]any{"png": tinyPNG(t)})
 	alice.visit("#/runs/" + done)
-	alice.wait(`document.getElementById('run-output') !== null && document.querySelectorAll('#run-blobs .blob').length === 2`)
+	// The page shows the result get_run answers at once, then the events
+	// watch_run replays.
+	alice.wait(`document.getElementById('run-output') !== null && document.querySelectorAll('#run-blobs .blob').length === 2 &&
+		document.querySelectorAll('#run-logs li.line').length === 3`)
 	streams := alice.eval(`[...document.querySelectorAll('#run-logs li.line')].map(li => li.querySelector('.stream').textContent + ':' + li.querySelector('.text').textContent).join('|')`)
 	for _, want := range []string{"stdout:to stdout", "stderr:to stderr", "log:"} {
 		assert.Contains(t, streams, want)
@@ -345,7 +357,7 @@ func TestConsoleRuns(t *testing.T) {
 	alice.do(chromedp.Click(chromedp.CSS(`#run-blobs .blob:nth-of-type(1) button`)))
 	alice.wait(`(document.querySelector('#run-blobs .blob-text') || {}).textContent === 'a text blob\nsecond line\n'`)
 	alice.do(chromedp.Click(chromedp.CSS(`#run-blobs .blob:nth-of-type(2) button`)))
-	alice.wait(`(() => { const i = document.querySelector('#run-blobs img'); return i && i.complete && i.naturalWidth === 24; })()`)
+	alice.wait(`(() => { const i = document.querySelector('#run-blobs img'); return i && i.complete && i.naturalWidth === 160; })()`)
 	alice.screenshot("console-run")
 	// Download builds the file from the blob's pieces and hands the
 	// browser a blob: URL of the gateway's origin.
@@ -366,12 +378,11 @@ func TestConsoleRuns(t *testing.T) {
 // Identities stay apart in the console as on /rpc: bob never sees
 // alice's runs, not even by their id, while ops (admin) lists everyone's,
 // filters them, and reads the gateway's state.
-func TestConsoleIdentities(t *testing.T) {
-	base, tokens := consoleGateway(t)
+func consoleIdentities(t *testing.T, base string, tokens map[string]string, browser context.Context) {
+	t.Helper()
 	aliceRun := startAsync(t, base, tokens["alice"], "def main(args):\n    print('alice was here')\n    return {}", nil)
-	browser := browserFor(t)
 
-	bob := openTab(t, browser, base)
+	bob := openTab(t, browser, base) // a tab of its own: its own token
 	bob.signIn(tokens["bob"])
 	bob.wait(`document.getElementById('runs-summary').textContent.includes('0 runs')`)
 	assert.NotContains(t, bob.eval(`document.getElementById('runs-body').textContent`), aliceRun)
@@ -384,14 +395,15 @@ func TestConsoleIdentities(t *testing.T) {
 
 	ops := openTab(t, bob.ctx, base)
 	ops.signIn(tokens["ops"])
-	startAsync(t, base, tokens["bob"], "def main(args):\n    return {}", nil)
-	ops.wait(`document.querySelector('#runs-body tr[data-run=` + jsString(aliceRun) + `]') !== null && document.querySelectorAll('#runs-body tr').length === 2`)
+	bobRun := startAsync(t, base, tokens["bob"], "def main(args):\n    return {}", nil)
+	ops.wait(`document.querySelector('#runs-body tr[data-run=` + jsString(aliceRun) + `]') !== null && ` +
+		`document.querySelector('#runs-body tr[data-run=` + jsString(bobRun) + `]') !== null`)
 	assert.Contains(t, ops.eval(`document.querySelector('#runs-body tr[data-run=`+jsString(aliceRun)+`]').textContent`), "alice")
 	ops.do(chromedp.SendKeys(chromedp.ID("f-identity"), "bob"))
-	ops.wait(`document.querySelectorAll('#runs-body tr').length === 1`)
+	ops.wait(`document.querySelectorAll('#runs-body tr').length === 1 && document.querySelector('#runs-body tr[data-run=` + jsString(bobRun) + `]') !== null`)
 	assert.NotContains(t, ops.eval(`document.getElementById('runs-body').textContent`), aliceRun)
 	ops.do(chromedp.Evaluate[chromedp.Void](`(() => { const f = document.getElementById('f-identity'); f.value = ''; f.dispatchEvent(new Event('input')); })()`))
-	ops.wait(`document.querySelectorAll('#runs-body tr').length === 2`)
+	ops.wait(`document.querySelectorAll('#runs-body tr').length > 2`)
 	ops.screenshot("console-runs")
 	ops.visit("#/runs/" + aliceRun)
 	ops.wait(`document.getElementById('run-logs').textContent.includes('alice was here')`)
@@ -410,11 +422,8 @@ func TestConsoleIdentities(t *testing.T) {
 // The skills pages: the catalog searched by name and namespace, a skill's
 // SKILL.md rendered, its schema's form starting a run from the keyboard,
 // and a hostile SKILL.md rendered inert.
-func TestConsoleSkills(t *testing.T) {
-	base, tokens := consoleGateway(t)
-	browser := browserFor(t)
-	alice := openTab(t, browser, base)
-	alice.signIn(tokens["alice"])
+func consoleSkillPages(alice *tab) {
+	t := alice.t
 
 	alice.visit("#/skills")
 	alice.wait(`document.querySelectorAll('#skills-list li').length >= 3`)
@@ -456,7 +465,50 @@ func TestConsoleSkills(t *testing.T) {
 	}
 	assert.Equal(t, "undefined", alice.eval(`typeof window.__pwned`))
 	assert.Equal(t, "visible", alice.eval(`getComputedStyle(document.body).visibility`))
+
+	bad, err := chromedp.Run(alice.ctx, chromedp.Evaluate[[]string](markdownProperties, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Empty(t, bad)
 }
+
+// markdownProperties checks the renderer in the page: safeHref on a table
+// of URLs, then thousands of documents mixed (from a fixed seed) out of
+// hostile pieces, each rendered to nothing but the renderer's own
+// elements and attributes, with links only to http, https or the
+// resolver's fragments. It returns what broke a rule.
+const markdownProperties = `(async () => {
+  const m = await import('./markdown.js');
+  const bad = [];
+  const hrefs = [['https://a.example/x', 'https://a.example/x'], ['HTTP://a.example', 'HTTP://a.example'],
+    ['javascript:alert(1)', null], ['JaVaScRiPt:alert(1)', null], [' javascript:x', null], ['java\tscript:x', null],
+    ['java\nscript:x', null], ['\u0000javascript:x', null], ['data:text/html,x', null], ['vbscript:x', null],
+    ['file:///etc/passwd', null], ['blob:x', null], ['mailto:a@b', null], ['x:y', null], ['./a.md', './a.md'],
+    ['a/b.md#c', 'a/b.md#c'], ['#top', '#top'], ['/rpc', '/rpc'], ['a.md?x=y:z', 'a.md?x=y:z'], ['', null],
+    ['javascript&colon;x', 'javascript&colon;x'], ['\\evil', null]];
+  for (const [u, want] of hrefs) if (m.safeHref(u) !== want) bad.push('safeHref(' + JSON.stringify(u) + ') = ' + m.safeHref(u));
+  const pieces = ['<script>x()</script>', '<img src=x onerror=alert(1)>', '[a](javascript:alert(1))', '[b](JaVaScRiPt:x)',
+    '[c]( javascript:x)', '[d](java\tscript:x)', '[e](data:text/html,x)', '![f](http://evil/x.png)', '<a href="javascript:x">',
+    '**', '*', '_', '` + "`" + `', '` + "```" + `', '\n', '\n\n', '# ', '> ', '- ', '1. ', '    ', '[', '](', ')', '<', '>', '"',
+    "'", ' on', 'click=', '&lt;', '\\', 'https://ok.example/', '[g](https://ok.example/p)', '[h](./rel.md)', '[i](//evil.example)',
+    '[j](vbscript:x)', '[k](#top)', ':', '<https://auto.example>', '<javascript:x>', '---\n', 'word '];
+  const tags = new Set(['P', 'H2', 'H3', 'H4', 'H5', 'H6', 'A', 'CODE', 'PRE', 'STRONG', 'EM', 'UL', 'OL', 'LI', 'BLOCKQUOTE', 'HR', 'SPAN']);
+  const attrs = new Set(['href', 'rel', 'start', 'data-language']);
+  let seed = 20261127;
+  const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  for (let i = 0; i < 3000 && bad.length < 10; i++) {
+    let src = '';
+    for (let k = rnd(40); k >= 0; k--) src += pieces[rnd(pieces.length)];
+    const host = document.createElement('div');
+    host.append(m.render(src, (u) => '#/x/' + u));
+    for (const e of host.querySelectorAll('*')) {
+      if (!tags.has(e.tagName)) bad.push(e.tagName + ' from ' + JSON.stringify(src));
+      for (const a of e.attributes) if (!attrs.has(a.name)) bad.push(a.name + ' from ' + JSON.stringify(src));
+      const h = e.getAttribute('href');
+      if (h !== null && !/^(https?:)?\/\/|^#\/x\//i.test(h)) bad.push('href ' + h + ' from ' + JSON.stringify(src));
+    }
+  }
+  return bad;
+})()`
 
 // Without an auth file on loopback the console signs in by itself, as the
 // anonymous identity, which operates the gateway.
@@ -471,4 +523,31 @@ func TestConsoleOpenGateway(t *testing.T) {
 	assert.Equal(t, "false", tb.eval(`String(document.getElementById('nav-gateway').hidden)`))
 	tb.visit("#/gateway")
 	tb.wait(`document.getElementById('gateway-status').textContent.includes('--sandbox-workers 0')`)
+}
+
+// The console's files are behind the listener's Origin and Host guard,
+// and --console=false leaves them out.
+func TestConsoleGuardAndFlag(t *testing.T) {
+	g := startGateway(t, "--sandbox-workers", "0")
+	get := func(url string, header map[string]string) int {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		require.NoError(t, err)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		if h, ok := header["Host"]; ok {
+			req.Host = h
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	page := "http://" + g.addrs["http"] + "/console/app.js"
+	assert.Equal(t, http.StatusOK, get(page, nil))
+	assert.Equal(t, http.StatusForbidden, get(page, map[string]string{"Host": "rebound.example"}), "DNS rebinding")
+	assert.Equal(t, http.StatusForbidden, get(page, map[string]string{"Origin": "https://elsewhere.example"}))
+
+	off := startGateway(t, "--sandbox-workers", "0", "--console=false")
+	assert.Equal(t, http.StatusNotFound, get("http://"+off.addrs["http"]+"/console/", nil))
 }

@@ -14,6 +14,12 @@ const $ = (id) => document.getElementById(id);
 const state = { admin: false, anonymous: false, signedIn: false };
 let leave = null; // stops the current view's polling and streams
 
+// fill replaces node's children with the given ones, skipping the null
+// ones (replaceChildren would show them as the text "null").
+function fill(node, ...children) {
+  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined));
+}
+
 function el(tag, attrs, ...children) {
   const n = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -191,7 +197,7 @@ function runsView(ctx) {
     const shown = runs.filter((r) => (!want || r.status === want) &&
       (!sk || (r.what || '').toLowerCase().includes(sk)) &&
       (!id || (r.identity || '').toLowerCase().includes(id)));
-    body.replaceChildren(...shown.map((r) => el('tr', { 'data-run': r.run_id },
+    fill(body, ...shown.map((r) => el('tr', { 'data-run': r.run_id },
       el('td', {}, el('a', { href: '#/runs/' + encodeURIComponent(r.run_id), text: r.run_id })),
       el('td', { text: r.what }),
       state.admin ? el('td', { text: r.identity || '' }) : null,
@@ -232,7 +238,7 @@ function runView(ctx, runID) {
   const errors = el('div');
   ctx.view.append(el('p', {}, el('a', { href: '#/runs', text: '← All runs' })), h1, head, errors,
     el('div', { class: 'row' }, progress, progressText, cancel),
-    el('h2', { text: 'Output' }), logs, result, blobs);
+    el('h2', { text: 'Logs' }), logs, result, blobs);
 
   let lastSeq = 0;
   let running = true;
@@ -299,7 +305,7 @@ function runView(ctx, runID) {
     }
     if (run.output !== undefined) parts.push(el('h3', { text: 'Output' }), el('pre', { id: 'run-output', text: JSON.stringify(run.output, null, 2) }));
     if (lastSeq === 0 && run.logs_preview) parts.push(el('h3', { text: 'Logs preview' }), el('pre', { text: run.logs_preview }));
-    result.replaceChildren(...parts);
+    fill(result, ...parts);
     for (const id of run.output_blobs || []) addBlob(id, 'output');
     if (run.logs_blob) addBlob(run.logs_blob, 'full logs');
   };
@@ -355,7 +361,7 @@ function blobEntry(id, label, ctx) {
         ctx.onLeave(() => URL.revokeObjectURL(url));
         preview.replaceChildren(el('img', { src: url, alt: 'Image blob ' + id + ' (' + head.kind + ')' }));
       } else if (head.encoding === 'utf-8') {
-        preview.replaceChildren(el('pre', { class: 'blob-text', text: head.content }),
+        fill(preview, el('pre', { class: 'blob-text', text: head.content }),
           head.truncated ? el('p', { class: 'hint', text: 'The first 64 KiB of ' + bytes(head.size_bytes) + '; download for all of it.' }) : null);
       } else {
         preview.replaceChildren(el('p', { text: head.kind + ', ' + bytes(head.size_bytes) + ': binary; download it to open it.' }));
@@ -452,10 +458,10 @@ function skillView(ctx, ref) {
       const { skill } = await call('describe_skill', params, ctx.signal);
       h1.textContent = skill.name + ' ' + skill.version;
       const fileLink = (path) => '#/skills/' + encodeURIComponent(skill.name + '@' + skill.version) + '/files/' + path;
-      ctx.view.append(
+      ctx.view.append(...[
         el('p', { text: skill.description || '' }),
         facts([['Kind', skill.kind], ['Namespace', skill.namespace], ['Title', skill.title], ['Source', skill.source]]),
-        skill.tags && skill.tags.length ? el('ul', { class: 'tags', 'aria-label': 'Tags' }, ...skill.tags.map((t) => el('li', { text: t }))) : null);
+        skill.tags && skill.tags.length ? el('ul', { class: 'tags', 'aria-label': 'Tags' }, ...skill.tags.map((t) => el('li', { text: t }))) : null].filter(Boolean));
       if (skill.kind === 'action') ctx.view.append(await runForm(ctx, skill));
       const md = el('article', { class: 'markdown', id: 'skill-md', 'aria-label': 'SKILL.md' });
       md.append(renderMarkdown(skill.skill_md || '', (href) => {
@@ -486,7 +492,7 @@ async function showFile(ctx, skill, path, viewer) {
   viewer.replaceChildren(el('h3', { text: path }), el('p', { text: 'Loading…' }));
   try {
     const f = await call('read_skill_file', { name: skill.name, version: skill.version, path, max_bytes: 262144 }, ctx.signal);
-    viewer.replaceChildren(el('h3', { text: path }),
+    fill(viewer, el('h3', { text: path }),
       f.encoding === 'utf-8' ? el('pre', { text: f.content }) : el('p', { text: 'Binary, ' + bytes(f.size_bytes) + '.' }),
       f.truncated ? el('p', { class: 'hint', text: 'Only the start of the file is shown.' }) : null);
   } catch (e) {
