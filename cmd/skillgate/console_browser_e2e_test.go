@@ -31,8 +31,8 @@ import (
 // tab keeps its own token (sessionStorage), so a tab is an identity.
 
 // chromiumPath finds Debian's chromium. Outside CI a machine without it
-// skips the browser tests; in CI (CI=true) its absence fails them, since
-// .ci/setup installs it.
+// skips the browser tests; in CI (CI=true, or SKILLGATE_REQUIRE_BROWSER=1
+// as .ci/run sets) its absence fails them, since .ci/setup installs it.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -40,7 +40,7 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv("CI") == "true" {
+	if os.Getenv("CI") == "true" || os.Getenv("SKILLGATE_REQUIRE_BROWSER") == "1" {
 		t.Fatal("chromium is not installed; .ci/setup installs it")
 	}
 	t.Skip("chromium is not installed")
