@@ -340,6 +340,17 @@ func consoleRuns(t *testing.T, base string, tokens map[string]string, alice *tab
 	assert.Contains(t, alice.eval(`document.querySelector('#view h1').textContent`), "failed")
 	assert.Equal(t, "true", alice.eval(`String(document.getElementById('cancel-run').disabled)`))
 
+	// A run past its timeout: the error and the retry hint it carries.
+	var slow struct {
+		RunID string `json:"run_id"`
+	}
+	require.NoError(t, json.Unmarshal(rpcAs(t, base, tokens["alice"], "run_code", map[string]any{"language": "python",
+		"code": "import time\ndef main(args):\n    time.sleep(30)", "timeout_ms": 300, "async": true}), &slow))
+	alice.visit("#/runs/" + slow.RunID)
+	alice.wait(`document.getElementById('run-result').textContent.includes('EXECUTION_TIMEOUT')`)
+	alice.wait(`document.querySelector('#run-result .retry') !== null`)
+	assert.Regexp(t, `^Retry hint: wait [0-9.]+ m?s, at most [0-9]+ attempts\.$`, alice.eval(`document.querySelector('#run-result .retry').textContent`))
+
 	done := startAsync(t, base, tokens["alice"], blobsCode, map[string]any{"png": tinyPNG(t)})
 	alice.visit("#/runs/" + done)
 	// The page shows the result get_run answers at once, then the events
