@@ -351,11 +351,20 @@ func consoleRuns(t *testing.T, base string, tokens map[string]string, alice *tab
 	alice.wait(`document.querySelector('#run-result .retry') !== null`)
 	assert.Regexp(t, `^Retry hint: wait [0-9.]+ m?s, at most [0-9]+ attempts\.$`, alice.eval(`document.querySelector('#run-result .retry').textContent`))
 
-	done := startAsync(t, base, tokens["alice"], blobsCode, map[string]any{"png": tinyPNG(t)})
+	var in struct {
+		BlobID string `json:"blob_id"`
+	}
+	require.NoError(t, json.Unmarshal(rpcAs(t, base, tokens["alice"], "create_blob", map[string]any{"content": "the input\n"}), &in))
+	var started struct {
+		RunID string `json:"run_id"`
+	}
+	require.NoError(t, json.Unmarshal(rpcAs(t, base, tokens["alice"], "run_code", map[string]any{"language": "python",
+		"code": blobsCode, "args": map[string]any{"png": tinyPNG(t)}, "input_blobs": []string{in.BlobID}, "async": true}), &started))
+	done := started.RunID
 	alice.visit("#/runs/" + done)
 	// The page shows the result get_run answers at once, then the events
 	// watch_run replays.
-	alice.wait(`document.getElementById('run-output') !== null && document.querySelectorAll('#run-blobs .blob').length === 2 &&
+	alice.wait(`document.getElementById('run-output') !== null && document.querySelectorAll('#run-blobs .blob').length === 3 &&
 		document.querySelectorAll('#run-logs li.line').length === 3`)
 	streams := alice.eval(`[...document.querySelectorAll('#run-logs li.line')].map(li => li.querySelector('.stream').textContent + ':' + li.querySelector('.text').textContent).join('|')`)
 	for _, want := range []string{"stdout:to stdout", "stderr:to stderr", "log:"} {
@@ -364,10 +373,17 @@ func consoleRuns(t *testing.T, base string, tokens map[string]string, alice *tab
 	assert.Contains(t, alice.eval(`document.getElementById('run-output').textContent`), `"image": "blob:`)
 	assert.Equal(t, "1", alice.eval(`String(document.getElementById('run-progress').value)`))
 
-	// The text blob, previewed; then the image, shown from its bytes.
-	alice.do(chromedp.Click(chromedp.CSS(`#run-blobs .blob:nth-of-type(1) button`)))
-	alice.wait(`(document.querySelector('#run-blobs .blob-text') || {}).textContent === 'a text blob\nsecond line\n'`)
-	alice.do(chromedp.Click(chromedp.CSS(`#run-blobs .blob:nth-of-type(2) button`)))
+	// The input and the text blob, previewed; then the image, shown from
+	// its bytes.
+	var outputs struct{ Text, Image string }
+	require.NoError(t, json.Unmarshal([]byte(alice.eval(`document.getElementById('run-output').textContent`)), &outputs))
+	entry := func(id string) string { return `#run-blobs .blob[data-blob="` + id + `"]` }
+	assert.Contains(t, alice.eval(`document.querySelector('#run-blobs .blob').textContent`), in.BlobID+"input", "inputs first")
+	alice.do(chromedp.Click(chromedp.CSS(entry(in.BlobID) + ` button`)))
+	alice.wait(`(document.querySelector('` + entry(in.BlobID) + ` .blob-text') || {}).textContent === 'the input\n'`)
+	alice.do(chromedp.Click(chromedp.CSS(entry(outputs.Text) + ` button`)))
+	alice.wait(`(document.querySelector('` + entry(outputs.Text) + ` .blob-text') || {}).textContent === 'a text blob\nsecond line\n'`)
+	alice.do(chromedp.Click(chromedp.CSS(entry(outputs.Image) + ` button`)))
 	alice.wait(`(() => { const i = document.querySelector('#run-blobs img'); return i && i.complete && i.naturalWidth === 160; })()`)
 	alice.screenshot("console-run")
 	// Download builds the file from the blob's pieces and hands the
@@ -378,7 +394,7 @@ func consoleRuns(t *testing.T, base string, tokens map[string]string, alice *tab
 		const made = []; const create = URL.createObjectURL; const click = HTMLAnchorElement.prototype.click;
 		URL.createObjectURL = (b) => { made.push(b); return create(b); };
 		const names = []; HTMLAnchorElement.prototype.click = function () { names.push(this.download); };
-		document.querySelectorAll('#run-blobs .blob:nth-of-type(1) button')[1].click();
+		document.querySelectorAll('#run-blobs .blob[data-blob="`+outputs.Text+`"] button')[1].click();
 		for (let i = 0; i < 200 && names.length === 0; i++) await new Promise(r => setTimeout(r, 50));
 		URL.createObjectURL = create; HTMLAnchorElement.prototype.click = click;
 		return names.length ? names[0] + ' ' + made[0].type + ' ' + await made[0].text() : 'no download'; })()`, chromedp.EvalAwaitPromise))

@@ -246,7 +246,9 @@ function runView(ctx, runID) {
   const addBlob = (id, label) => {
     if (seenBlobs.has(id)) return;
     seenBlobs.add(id);
-    blobs.append(blobEntry(id, label, ctx));
+    // Inputs come first, above the outputs the events may have listed.
+    if (label === 'input') blobs.querySelector('h2').after(blobEntry(id, label, ctx));
+    else blobs.append(blobEntry(id, label, ctx));
   };
   const onEvent = (ev) => {
     lastSeq = Math.max(lastSeq, ev.seq || 0);
@@ -306,6 +308,7 @@ function runView(ctx, runID) {
     if (run.output !== undefined) parts.push(el('h3', { text: 'Output' }), el('pre', { id: 'run-output', text: JSON.stringify(run.output, null, 2) }));
     if (lastSeq === 0 && run.logs_preview) parts.push(el('h3', { text: 'Logs preview' }), el('pre', { text: run.logs_preview }));
     fill(result, ...parts);
+    for (const id of run.input_blobs || []) addBlob(id, 'input');
     for (const id of run.output_blobs || []) addBlob(id, 'output');
     if (run.logs_blob) addBlob(run.logs_blob, 'full logs');
   };
