@@ -29,6 +29,9 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 	if !m.inline {
 		inflight = d.inflightOf(call.Front)
 		inflight.Inc()
+		active := d.calls.of(call.Front)
+		active.Add(1)
+		defer active.Add(-1)
 	}
 	start := time.Now()
 	if err == nil && m.name != MethodInitialize {

@@ -166,6 +166,9 @@ type Options struct {
 	// AuthorizationURL, when set, is where AUTH_REQUIRED answers send a
 	// client for credentials (authorization_url).
 	AuthorizationURL string
+	// Status is what gateway_status reports beyond the Dispatcher's own
+	// state.
+	Status StatusOptions
 	// UpgradeURL, when set, is where VERSION_INCOMPATIBLE answers send a
 	// client whose protocol version this gateway does not speak
 	// (upgrade_url).
@@ -198,6 +201,8 @@ type Dispatcher struct {
 	other    *method             // metrics of unknown methods
 	inflight [2]prometheus.Gauge // framed, http
 	uploads  *blob.Uploads
+	calls    calls     // in flight per front door, for gateway_status
+	started  time.Time // when New was called, for gateway_status
 	// accessErrors maps the errors of authorization, which any call can
 	// meet, after the table of the call's method group.
 	accessErrors errorTable
@@ -211,7 +216,7 @@ func New(opts Options) *Dispatcher {
 	defaultAccess(&opts)
 	presetMetrics(opts.Metrics)
 	d := &Dispatcher{opts: opts, authn: opts.Authn, limiter: opts.Limiter, methods: make(map[string]*method),
-		accessErrors: accessErrors()}
+		accessErrors: accessErrors(), started: time.Now()}
 	d.other = d.newMethod("other", nil)
 	d.inflight = [2]prometheus.Gauge{
 		opts.Metrics.Inflight.WithLabelValues(metrics.FrontFramed),
@@ -235,6 +240,7 @@ func New(opts Options) *Dispatcher {
 		}
 		d.registerGroup(d.executionGroup())
 	}
+	d.registerGroup(d.adminGroup())
 	if opts.LookupEnv == nil {
 		d.opts.LookupEnv = os.LookupEnv
 	}
@@ -309,7 +315,7 @@ func (d *Dispatcher) newMethod(name string, fn MethodFunc) *method {
 func GrantableMethods() []string {
 	var d Dispatcher // the groups only bind method values; nothing runs
 	var names []string
-	for _, g := range []methodGroup{d.discoveryGroup(), d.blobGroup(), d.executionGroup()} {
+	for _, g := range []methodGroup{d.discoveryGroup(), d.blobGroup(), d.executionGroup(), d.adminGroup()} {
 		for _, m := range g.methods {
 			if m.flags&methodFramedOnly == 0 {
 				names = append(names, m.name)

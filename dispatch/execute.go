@@ -71,6 +71,7 @@ type RunResult struct {
 	Summary     string           `json:"summary"`
 	Output      json.RawMessage  `json:"output,omitempty"`
 	OutputBlobs []string         `json:"output_blobs"`
+	InputBlobs  []string         `json:"input_blobs,omitempty"` // the input_blobs the run was given
 	LogsPreview string           `json:"logs_preview"`
 	LogsBlob    string           `json:"logs_blob,omitempty"`
 	Error       *RunErrorInfo    `json:"error,omitempty"`
@@ -180,7 +181,7 @@ func (d *Dispatcher) argsFailed(call *Call, req *runRequest, vs []skills.Violati
 	// tool error shows.
 	out.Summary = fmt.Sprintf("%s did not run: its args fail its args_schema (%d violation%s): %s.",
 		req.label, len(vs), plural(len(vs)), shortMessage(list))
-	d.finishRun(run, out)
+	d.finishRun(run, req, out)
 	d.recordRun(req.kind, out, 0)
 	return out
 }
@@ -397,7 +398,7 @@ func (d *Dispatcher) completeRun(ctx context.Context, call *Call, run *runs.Run,
 		b := res.OutputBlobs[i]
 		run.Blob(id, b.Kind, max(b.Size, int64(len(b.Data))))
 	}
-	d.finishRun(run, out)
+	d.finishRun(run, req, out)
 	d.recordRun(req.kind, out, res.Duration)
 	call.Log(zerolog.InfoLevel).Str("run_id", out.RunID).Str("what", req.label).Str("status", out.Status).
 		Dur("took", res.Duration).Msg("run finished")

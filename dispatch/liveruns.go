@@ -199,7 +199,7 @@ func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, r
 		out.Retry = &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
 	}
 	d.storeLogs(context.WithoutCancel(ctx), call, run, out)
-	d.finishRun(run, out)
+	d.finishRun(run, req, out)
 	if err == nil || e == errCanceledRun {
 		// A run its caller abandoned (a disconnect, MCP's
 		// notifications/cancelled) is a cancelled run as much as one
@@ -221,7 +221,13 @@ func logsTail(logs []byte) string {
 	return strings.ToValidUTF8(string(logs), "")
 }
 
-func (d *Dispatcher) finishRun(run *runs.Run, out *RunResult) {
+// finishRun records out as the run's result; it names the input blobs the
+// run was given, so that whoever reads the run later (the run console
+// among them) sees what it worked on.
+func (d *Dispatcher) finishRun(run *runs.Run, req *runRequest, out *RunResult) {
+	if len(req.blobs) > 0 {
+		out.InputBlobs = req.blobs
+	}
 	raw, err := json.Marshal(out)
 	if err != nil {
 		raw = []byte(`{}`) // RunResult always encodes

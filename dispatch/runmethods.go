@@ -40,7 +40,7 @@ func (d *Dispatcher) lookupRun(call *Call, p *params) (*runs.Run, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	return d.opts.Runs.Get(blobOwner(call), id)
+	return d.opts.Runs.Get(d.runOwner(call, id), id)
 }
 
 func (d *Dispatcher) getRun(ctx context.Context, call *Call) (any, error) {
@@ -110,10 +110,15 @@ func (d *Dispatcher) listRuns(_ context.Context, call *Call) (any, error) {
 	status := p.Enum("status", "", runs.StatusRunning, "finished")
 	limit := p.Int("limit", defaultListLimit, 1, maxListLimit)
 	cursor := p.String("cursor")
+	all := p.Bool("all_identities")
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	page, next, err := d.opts.Runs.List(blobOwner(call), status, int(limit), cursor)
+	owner, err := listOwner(call, all)
+	if err != nil {
+		return nil, err
+	}
+	page, next, err := d.opts.Runs.List(owner, status, int(limit), cursor)
 	if errors.Is(err, runs.ErrBadCursor) {
 		return nil, paramErr("cursor", "is not a cursor list_runs returned; start again without one")
 	}

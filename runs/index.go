@@ -76,7 +76,7 @@ func estimateSize(rec *Record) int64 {
 }
 
 func (e *entry) summary(now time.Time) Summary {
-	return Summary{e.id, e.status, e.what, e.started, e.finished.Sub(e.started).Milliseconds()}
+	return Summary{ID: e.id, Status: e.status, What: e.what, StartedAt: e.started, DurationMS: e.finished.Sub(e.started).Milliseconds()}
 }
 
 // usage is the count and bytes of the finished records of one identity,

@@ -288,6 +288,28 @@ type Summary struct {
 	What       string    `json:"what"`
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS int64     `json:"duration_ms"`
+	// Owner is set by ListAll only: a caller of List knows the owner.
+	Owner string `json:"identity,omitempty"`
+}
+
+// AllOwners, given to List as the owner, lists the runs of every
+// identity that this replica holds (its runs in progress and the finished
+// records it indexes), each Summary naming its Owner. Other replicas' runs
+// in a shared store are not read: that store is listed per owner.
+const AllOwners = "\x00all"
+
+// Owner returns the identity that owns run id, as far as this replica
+// knows (a run in progress here or a finished record it indexes).
+func (g *Registry) Owner(id string) (string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.runs[id]; r != nil {
+		return r.rec.Owner, true
+	}
+	if e := g.index[id]; e != nil && !g.expired(e) {
+		return e.owner, true
+	}
+	return "", false
 }
 
 // List returns owner's runs, newest first, filtered by status ("running",
@@ -301,7 +323,7 @@ func (g *Registry) List(owner, status string, limit int, cursor string) (page []
 	}
 	g.prune()
 	all := g.summaries(owner, status)
-	if g.sharedStore() != nil {
+	if g.sharedStore() != nil && owner != AllOwners {
 		if all, err = g.sharedSummaries(owner, status, all); err != nil {
 			return nil, "", err
 		}
@@ -331,15 +353,26 @@ func (g *Registry) summaries(owner, status string) []Summary {
 		r.mu.Lock()
 		rec := &r.rec
 		running := rec.Status == StatusRunning
-		if rec.Owner == owner && (status == "" || (status == StatusRunning) == running) {
-			out = append(out, Summary{rec.ID, rec.Status, rec.What, rec.StartedAt, rec.durationMS(now)})
+		if (rec.Owner == owner || owner == AllOwners) && (status == "" || (status == StatusRunning) == running) {
+			out = append(out, Summary{ID: rec.ID, Status: rec.Status, What: rec.What, StartedAt: rec.StartedAt, DurationMS: rec.durationMS(now)})
+			if owner == AllOwners {
+				out[len(out)-1].Owner = rec.Owner
+			}
 		}
 		r.mu.Unlock()
 	}
-	if own := g.owners[owner]; own != nil && status != StatusRunning {
+	own := g.owners[owner]
+	if owner == AllOwners {
+		own = &g.all
+	}
+	if own != nil && status != StatusRunning {
 		for _, e := range own.order {
 			if !e.gone {
-				out = append(out, e.summary(now))
+				s := e.summary(now)
+				if owner == AllOwners {
+					s.Owner = e.owner
+				}
+				out = append(out, s)
 			}
 		}
 	}

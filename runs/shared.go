@@ -334,7 +334,7 @@ func (g *Registry) sharedSummaries(owner, status string, local []Summary) ([]Sum
 		case seen[rec.ID] || rec.Owner != owner:
 		case !running && now.Sub(rec.FinishedAt) > g.cfg.Retention:
 		case status == "" || (status == StatusRunning) == running:
-			local = append(local, Summary{rec.ID, rec.Status, rec.What, rec.StartedAt, rec.durationMS(now)})
+			local = append(local, Summary{ID: rec.ID, Status: rec.Status, What: rec.What, StartedAt: rec.StartedAt, DurationMS: rec.durationMS(now)})
 		}
 	}
 	return local, nil

@@ -37,6 +37,7 @@ type serveConfig struct {
 	HTTPTLSKey        string
 	HTTPTLSClientCA   string
 	MCP               bool
+	Console           bool
 	MCPTools          string
 	MCPMaxSkillTools  int
 	MCPMaxSessions    int
@@ -132,6 +133,7 @@ func registerServeFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.HTTPTLSKey, "http-tls-key", "", "PEM private key for --http-tls-cert")
 	fs.StringVar(&c.HTTPTLSClientCA, "http-tls-client-ca", "", "PEM CA bundle; when set, HTTPS clients must present a certificate it signed")
 	fs.BoolVar(&c.MCP, "mcp", true, "serve the MCP front door (Streamable HTTP) at /mcp on --http-listen")
+	fs.BoolVar(&c.Console, "console", true, "serve the run console, a browser page calling /rpc, at /console/ on --http-listen")
 	fs.IntVar(&c.MCPMaxSessions, "mcp-max-sessions", mcpfront.DefaultMaxSessions, "MCP sessions open at once across identities; past it new ones get 503 OVERLOADED (0: no limit)")
 	fs.DurationVar(&c.MCPSessionIdle, "mcp-session-idle-timeout", mcpfront.DefaultSessionTimeout, "close an MCP session that has sent no request for this long, freeing what it holds")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:9400", "address of /metrics, /healthz and /readyz (empty: off)")

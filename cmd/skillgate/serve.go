@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/console"
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
@@ -165,6 +166,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		PythonBase:   g.python.base,
 
 		RunnerUnavailable: unavailable,
+		Status:            dispatch.StatusOptions{Connections: g.openConnections, SandboxWorkers: cfg.SandboxWorkers, BlobQuotaBytes: cfg.MaxBlobStoreBytes},
 		AuthorizationURL:  cfg.AuthorizationURL,
 		UpgradeURL:        cfg.UpgradeURL,
 	})
@@ -188,6 +190,10 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 			g.close()
 			return nil, err
 		}
+	}
+	if cfg.Console {
+		g.front.Handle(console.Prefix, console.Handler())
+		g.front.Handle("/console", console.Handler())
 	}
 	g.rpc = &http.Server{
 		Handler:           httpfront.WithAccessLog(g.front, log.With().Str("component", "dispatch").Logger()),
@@ -420,5 +426,16 @@ func (g *gateway) delayDrain(sigs <-chan os.Signal) bool {
 	case <-sigs:
 		g.log.Warn().Msg("second signal: closing at once")
 		return false
+	}
+}
+
+// openConnections is gateway_status's count of what is open at each front
+// door: framed connections (TCP and TLS) and MCP sessions.
+func (g *gateway) openConnections(m map[string]int) {
+	if g.framed != nil {
+		m[metrics.FrontFramed] = g.framed.Connections()
+	}
+	if s := g.mcp.p.Load(); s != nil {
+		m[metrics.FrontMCP] = s.OpenSessions()
 	}
 }

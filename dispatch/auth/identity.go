@@ -51,7 +51,7 @@ func DefaultMethods() []string {
 		"list_skills", "describe_skill", "read_skill_file", "execute_skill",
 		"run_code", "create_blob", "read_blob", "load_skills_protocol_guide",
 		"begin_upload", "upload_chunk", "finish_upload",
-		"get_run", "watch_run", "cancel_run", "list_runs",
+		"get_run", "watch_run", "cancel_run", "list_runs", "gateway_status",
 	}
 }
 

@@ -16,7 +16,8 @@ const module = "github.com/skillgate/skillgate"
 // packages its non-test code may import. Dependencies point one way:
 // transport <- session <- dispatch -> skills; the front doors httpfront
 // and mcpfront sit on dispatch; sandbox, metrics and
-// dispatch/auth and runs are leaves the others receive by injection; internal/pyname
+// dispatch/auth and runs are leaves the others receive by injection; console
+// is static files the HTTP listener serves, knowing no other package; internal/pyname
 // holds the Python naming facts that skills, dispatch and sandbox all check,
 // so that none of them needs another for it. A package missing here fails
 // the test: a new package states its place in the graph when it is added.
@@ -45,9 +46,10 @@ var allowed = map[string][]string{
 	"session":               {"transport", "metrics"},
 	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs", "pyenv"},
 	"httpfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
+	"console":               {},
 	"mcpfront":              {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth"},
 	"deploy":                {"internal/scaleouttest"},
-	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "egress", "runs", "runs/objstore", "pyenv"},
+	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "console", "egress", "runs", "runs/objstore", "pyenv"},
 	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
 }
 
