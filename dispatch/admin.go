@@ -74,6 +74,9 @@ type SandboxStatus struct {
 	Templates        bool  `json:"templates"`  // sandboxes are forked from a template process
 	TemplateRestarts int   `json:"template_restarts"`
 	WarmSandboxBytes int64 `json:"warm_sandbox_bytes"` // memory of one warm sandbox, measured at start-up
+	// The templates running: one per Python environment in use.
+	TemplatesRunning int   `json:"templates_running"`
+	TemplateBytes    int64 `json:"template_bytes"` // their memory together
 }
 
 // BlobsStatus is the blob store's use.
@@ -90,6 +93,7 @@ type sandboxStats interface {
 	Zygote() bool
 	TemplateRestarts() int
 	WarmSandboxBytes() int64
+	Templates() sandbox.TemplateStats
 }
 
 // calls counts the calls in flight per front door, for gateway_status.
@@ -130,8 +134,10 @@ func (d *Dispatcher) gatewayStatus(_ context.Context, call *Call) (any, error) {
 	if s, ok := d.opts.Runner.(sandboxStats); ok {
 		stats := s.Stats()
 		st.Runs = RunsStatus{InFlight: stats.Running, Queued: stats.Queued}
+		tmpl := s.Templates()
 		st.Sandbox = &SandboxStatus{Workers: d.opts.Status.SandboxWorkers, WarmReady: stats.WarmReady, Starting: stats.Starting,
-			Templates: s.Zygote(), TemplateRestarts: s.TemplateRestarts(), WarmSandboxBytes: s.WarmSandboxBytes()}
+			Templates: s.Zygote(), TemplateRestarts: s.TemplateRestarts(), WarmSandboxBytes: s.WarmSandboxBytes(),
+			TemplatesRunning: tmpl.Count, TemplateBytes: tmpl.Bytes}
 	} else if d.opts.Runner == nil {
 		st.SandboxUnavailable = d.opts.RunnerUnavailable
 	}

@@ -562,7 +562,8 @@ function gatewayView(ctx) {
         card('Runs', facts([['In flight', String(s.runs.in_flight)], ['Queued', String(s.runs.queued)]])),
         card('Sandbox', s.sandbox ? facts([['Workers', String(s.sandbox.workers)], ['Warm and ready', String(s.sandbox.warm_ready)],
           ['Starting', String(s.sandbox.starting)], ['Templates', s.sandbox.templates ? 'on' : 'off'],
-          ['Template restarts', String(s.sandbox.template_restarts)], ['Warm sandbox memory', bytes(s.sandbox.warm_sandbox_bytes)]])
+          ['Template restarts', String(s.sandbox.template_restarts)], ['Warm sandbox memory', bytes(s.sandbox.warm_sandbox_bytes)],
+          ['Templates running', String(s.sandbox.templates_running)], ['Template memory', bytes(s.sandbox.template_bytes)]])
           : el('p', { text: s.sandbox_unavailable || 'unavailable' })),
         card('Blob store', facts([['Blobs', String(s.blobs.count)], ['Bytes', bytes(s.blobs.bytes)],
           ['Quota', s.blobs.quota_bytes ? bytes(s.blobs.quota_bytes) : 'none']]))));
