@@ -94,8 +94,8 @@ func (p *pipes) close() {
 // network it has an egress listener and the seccomp and Landlock rules of a
 // run with network; such sandboxes are started for one run, never pooled.
 func (r *Runner) spawn(network bool) (*sandbox, error) {
-	if r.cfg.startFault != nil {
-		if err := r.cfg.startFault(); err != nil {
+	if r.hooks.startFault != nil {
+		if err := r.hooks.startFault(); err != nil {
 			return nil, err
 		}
 	}
