@@ -41,7 +41,7 @@ SKIPCHECK := $(CURDIR)/bin/skipcheck -allowed $(CURDIR)/.ci/allowed-skips --
 SCRATCH_TESTS := ^(TestIsolation.*|TestAbuse.*|TestRunProcessesKeepDefaultSignals|TestParallelRunsAreIsolated|TestUserCodeCannotClaimReservedTypes|TestSeccompUnlistedCallsInARun|TestRunsHaveTheirOwnUserCounts|TestEgressNoNetworkWithoutEgress)$$
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test setup lint vet fmt-check staticcheck unit skipcheck test-scratch test-rootless fuzz bench bench-rootless docs clean mutation mutation-recheck
+.PHONY: help build run test setup lint vet fmt-check staticcheck unit skipcheck test-scratch soak test-rootless fuzz bench bench-rootless docs clean mutation mutation-recheck
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -117,6 +117,10 @@ mutation: ## Mutation testing of one package, PKG=./session (minutes; not part o
 mutation-recheck: ## Re-run only the survivors of the last make mutation PKG=... against today's tests (RECHECK_STATUS="LIVED")
 	$(GO) run ./internal/mutrecheck -report $(MUTATION_REPORT) -pkg $(PKG) \
 		-status '$(RECHECK_STATUS)' -timeout $(RECHECK_TIMEOUT) $(RECHECK_ARGS)
+
+DURATION ?= 30m
+soak: build ## Steady mixed load (framed, HTTP, MCP; runs, blobs, uploads) for DURATION (default 30m): RSS, goroutines, fds, data dir over time, and whether they stay flat
+	$(GO) run ./cmd/skillgate-bench soak --bin $(BIN) --duration $(DURATION)
 
 bench-rootless: ## Trivial run_code latency and throughput: root mode, rootless mode, a bare Python spawn
 	./.ci/test-rootless --bench
