@@ -33,9 +33,16 @@ MUTATION_REPORT    = $(MUTATION_DIR)/$(subst /,_,$(patsubst ./%,%,$(PKG))).json
 RECHECK_STATUS    ?= LIVED
 RECHECK_TIMEOUT   ?= 3m
 RECHECK_ARGS      ?=
+# go test -json through internal/skipcheck: go test's usual output, then
+# the skipped tests; with SKILLGATE_REQUIRE_NO_SKIPS=1 (CI) a skip that
+# .ci/allowed-skips does not list fails.
+SKIPCHECK := $(CURDIR)/bin/skipcheck -allowed $(CURDIR)/.ci/allowed-skips --
+# The sandbox's isolation, abuse and leakage suites, which make test-scratch
+# runs again on the from-scratch path (the unit stage forces the template).
+SCRATCH_TESTS := ^(TestIsolation.*|TestAbuse.*|TestRunProcessesKeepDefaultSignals|TestParallelRunsAreIsolated|TestUserCodeCannotClaimReservedTypes|TestSeccompUnlistedCallsInARun|TestRunsHaveTheirOwnUserCounts|TestEgressNoNetworkWithoutEgress)$$
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test setup lint vet fmt-check staticcheck unit test-rootless fuzz bench bench-rootless docs clean mutation mutation-recheck
+.PHONY: help build run test setup lint vet fmt-check staticcheck unit skipcheck test-scratch soak test-rootless fuzz bench bench-rootless docs clean mutation mutation-recheck
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -46,7 +53,7 @@ build: ## Build bin/skillgate
 run: build ## Run the gateway with the example skills (framed :7400, HTTP :8080, metrics :9400)
 	$(BIN) serve --log-format console --skills-dir examples/skills --data-dir .data $(RUN_ARGS)
 
-test: setup lint unit test-rootless fuzz test-clients test-mcp-conformance ## Lint, race-enabled tests (as root: again as an unprivileged user), a few seconds of every fuzz target, the client suites, MCP conformance
+test: setup lint unit test-scratch test-rootless fuzz test-clients test-mcp-conformance ## Lint, race-enabled tests (the sandbox suites on both paths; as root: again as an unprivileged user), a few seconds of every fuzz target, the client suites, MCP conformance
 
 setup: ## Install what the tests need when missing (Debian packages, MinIO, HAProxy; as root)
 	./.ci/setup
@@ -66,9 +73,15 @@ staticcheck:
 	$(GO) build -o bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	$(BENCHMOD) ../bin/staticcheck ./...
 
-unit: ## go test -race ./... (the gateway and the bench module)
-	$(GO) test -race -count=1 -timeout 30m ./...
-	$(BENCHMOD) $(GO) test -race -count=1 -timeout 10m ./...
+unit: skipcheck ## go test -race ./... (the gateway and the bench module)
+	$(SKIPCHECK) $(GO) test -race -count=1 -json -timeout 30m ./...
+	$(BENCHMOD) $(SKIPCHECK) $(GO) test -race -count=1 -json -timeout 10m ./...
+
+skipcheck:
+	$(GO) build -o bin/skipcheck ./internal/skipcheck
+
+test-scratch: skipcheck ## The sandbox's isolation, abuse and leakage suites again with sandboxes started from scratch (SKILLGATE_SANDBOX_ZYGOTE=off)
+	SKILLGATE_SANDBOX_ZYGOTE=off $(SKIPCHECK) $(GO) test -race -count=1 -json -timeout 20m -run '$(SCRATCH_TESTS)' ./sandbox
 
 .PHONY: test-clients test-python
 test-clients: test-python test-typescript ## The Python and TypeScript clients' suites against bin/skillgate
@@ -110,6 +123,10 @@ mutation: ## Mutation testing of one package, PKG=./session (minutes; not part o
 mutation-recheck: ## Re-run only the survivors of the last make mutation PKG=... against today's tests (RECHECK_STATUS="LIVED")
 	$(GO) run ./internal/mutrecheck -report $(MUTATION_REPORT) -pkg $(PKG) \
 		-status '$(RECHECK_STATUS)' -timeout $(RECHECK_TIMEOUT) $(RECHECK_ARGS)
+
+DURATION ?= 30m
+soak: build ## Steady mixed load (framed, HTTP, MCP; runs, blobs, uploads) for DURATION (default 30m): RSS, goroutines, fds, data dir over time, and whether they stay flat
+	$(GO) run ./cmd/skillgate-bench soak --bin $(BIN) --duration $(DURATION)
 
 bench-rootless: ## Trivial run_code latency and throughput: root mode, rootless mode, a bare Python spawn
 	./.ci/test-rootless --bench

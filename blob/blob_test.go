@@ -395,3 +395,32 @@ func FuzzValidateID(f *testing.F) {
 		}
 	})
 }
+
+// TestKindAndKeyCharacterBounds: a kind of exactly 127 characters passes
+// and one of 128 fails; each end of a name's character ranges passes
+// where the character just outside fails; characters a MIME token allows
+// but an RFC 6838 restricted-name does not are refused after the first.
+func TestKindAndKeyCharacterBounds(t *testing.T) {
+	exact := "application/" + strings.Repeat("x", 127-len("application/"))
+	got, err := NormalizeKind(exact)
+	require.NoError(t, err)
+	assert.Equal(t, exact, got)
+	_, err = NormalizeKind(exact + "x")
+	assert.ErrorIs(t, err, ErrInvalidKind)
+
+	for _, in := range []string{"application/zip", "application/a0", "application/x9", "application/0a", "application/9a"} {
+		_, err := NormalizeKind(in)
+		assert.NoError(t, err, in)
+	}
+	for _, in := range []string{"text/a*b", "text/a~b", "text/a%b", "text/a'b", "text/a|b"} {
+		_, err := NormalizeKind(in)
+		assert.ErrorIs(t, err, ErrInvalidKind, in)
+	}
+
+	for _, key := range []string{"a", "z", "A", "Z", "0", "9", "a_b-c.d"} {
+		assert.NoError(t, ValidateKey("runs/"+key), key)
+	}
+	for _, key := range []string{"`", "{", "@", "[", ":", "~"} {
+		assert.ErrorIs(t, ValidateKey("runs/x"+key), ErrInvalidKey, key)
+	}
+}

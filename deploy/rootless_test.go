@@ -213,15 +213,10 @@ func TestRootlessSystemdAnalyzeVerify(t *testing.T) {
 	verifyUnit(t, tool, unit)
 }
 
-// TestRootlessKustomizeBuilds renders the overlay where kubectl exists.
+// TestRootlessKustomizeBuilds renders the overlay.
 func TestRootlessKustomizeBuilds(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl not installed")
-	}
-	out, err := exec.Command(kubectl, "kustomize", rootlessDir).CombinedOutput()
-	require.NoError(t, err, string(out))
-	assert.NotContains(t, string(out), "privileged: true")
-	assert.Contains(t, string(out), "--sandbox-mode=rootless")
-	assert.True(t, slices.Contains(strings.Split(string(out), "\n"), "    pod-security.kubernetes.io/enforce: restricted"))
+	out := kustomize(t, rootlessDir)
+	assert.NotContains(t, out, "privileged: true")
+	assert.Contains(t, out, "--sandbox-mode=rootless")
+	assert.True(t, slices.Contains(strings.Split(out, "\n"), "    pod-security.kubernetes.io/enforce: restricted"))
 }

@@ -27,17 +27,3 @@ func TestHAProxyConfigValid(t *testing.T) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	assert.Error(t, cmd.Run(), "without its variables the configuration is refused, not half-used")
 }
-
-// TestS3OverlayBuilds: the S3 overlay builds and takes its settings from
-// the Secret.
-func TestS3OverlayBuilds(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl not installed")
-	}
-	out, err := exec.Command(kubectl, "kustomize", "kubernetes-s3").CombinedOutput()
-	require.NoError(t, err, string(out))
-	for _, want := range []string{"name: skillgate-s3", "SKILLGATE_BLOB_STORE: s3://", "envFrom:", "replicas: 3"} {
-		assert.Contains(t, string(out), want)
-	}
-}

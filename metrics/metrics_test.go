@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -75,4 +77,33 @@ func TestHealthEndpoints(t *testing.T) {
 	assert.Contains(t, body, "skillgate_build_info")
 	code, _ = get("/debug/pprof/")
 	assert.Equal(t, http.StatusNotFound, code, "pprof only when asked for")
+}
+
+// TestBuildInfoRevision: the revision label is the binary's vcs.revision,
+// or "unknown" when the build recorded none (test binaries never do).
+func TestBuildInfoRevision(t *testing.T) {
+	want := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				want = s.Value
+			}
+		}
+	}
+	m := New("v1.2.3")
+	fams, err := m.Registry.Gather()
+	require.NoError(t, err)
+	var labels map[string]string
+	for _, f := range fams {
+		if f.GetName() == "skillgate_build_info" {
+			labels = map[string]string{}
+			for _, l := range f.GetMetric()[0].GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+		}
+	}
+	require.NotNil(t, labels)
+	assert.Equal(t, want, labels["revision"])
+	assert.Equal(t, "v1.2.3", labels["version"])
+	assert.Equal(t, runtime.Version(), labels["goversion"])
 }

@@ -81,7 +81,7 @@ func TestAbuse(t *testing.T) {
 // without a delegated cgroup depend on them.
 func TestAbuseLimits(t *testing.T) {
 	for _, rlimits := range []bool{false, true} {
-		r := ownRunner(t, func(c *Config) { c.forceRlimits = rlimits })
+		r := hookedRunner(t, testHooks{forceRlimits: rlimits}, nil)
 		if !rlimits && r.cgroups == nil {
 			continue // no cgroup here: the second round covers rlimits
 		}

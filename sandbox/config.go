@@ -114,21 +114,6 @@ type Config struct {
 	// with the runtime imported) instead of started from scratch; ""
 	// means ZygoteAuto.
 	Zygote ZygoteMode
-	// breakZygote makes the template fail at start: tests cover the
-	// fallback of ZygoteAuto.
-	breakZygote bool
-	// breakJobDir gives a template's sandboxes a job directory that does
-	// not exist: tests cover a job process whose set-up fails.
-	breakJobDir bool
-	// startFault, when it returns an error, fails a sandbox start with it:
-	// tests cover runs waiting on starts that fail.
-	startFault func() error
-	// forceRlimits makes a Runner limit memory and processes with rlimits
-	// even where it could use cgroups: tests cover that path as root too.
-	forceRlimits bool
-	// hostEtcDir replaces the host's /etc as the source of the runs'
-	// system view (tests add a CA without touching the host's store).
-	hostEtcDir string
 	// Logger receives the runner's own events.
 	Logger zerolog.Logger
 }
@@ -266,12 +251,4 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
-}
-
-// hostEtc is where the runs' system view is copied from.
-func (c *Config) hostEtc() string {
-	if c.hostEtcDir != "" {
-		return c.hostEtcDir
-	}
-	return "/etc"
 }

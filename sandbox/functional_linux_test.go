@@ -2,36 +2,44 @@ package sandbox
 
 import (
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/skillgate/skillgate/skills"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// loadSkill reads testdata/skills/<name> into a Skill.
+// loadSkill loads testdata/skills/<name> as the gateway does: the
+// registry reads and validates the package, and the Skill handed to the
+// sandbox carries its manifest's entrypoint and export (as dispatch's
+// sandboxSkill does), so that the runs see what production runs see.
 func loadSkill(t testing.TB, name string) Skill {
 	t.Helper()
-	root := filepath.Join("testdata", "skills", name)
-	s := Skill{Name: name}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		s.Files = append(s.Files, File{Path: filepath.ToSlash(rel), Data: data})
-		return nil
+	testSkills.once.Do(func() {
+		testSkills.reg, testSkills.err = skills.NewRegistry(skills.Options{Dir: filepath.Join("testdata", "skills")})
 	})
+	require.NoError(t, testSkills.err)
+	sk, err := testSkills.reg.Catalog().Resolve(name, "")
 	require.NoError(t, err)
+	s := Skill{Name: sk.Manifest.Name}
+	if rt := sk.Manifest.Runtime; rt != nil {
+		s.Entrypoint, s.Export = rt.Entrypoint, rt.Export
+	}
+	for _, f := range sk.FileData() {
+		s.Files = append(s.Files, File{Path: f.Path, Data: f.Data})
+	}
 	return s
+}
+
+// testSkills is the registry of testdata/skills, loaded once.
+var testSkills struct {
+	once sync.Once
+	reg  *skills.Registry
+	err  error
 }
 
 func TestRunCodeArgsAndOutput(t *testing.T) {

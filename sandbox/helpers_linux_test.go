@@ -88,13 +88,19 @@ func closeSharedRunner() error {
 // closed (and checked clean) when the test ends.
 func ownRunner(t testing.TB, edit func(*Config)) *Runner {
 	t.Helper()
+	return hookedRunner(t, testHooks{}, edit)
+}
+
+// hookedRunner is ownRunner with test hooks.
+func hookedRunner(t testing.TB, hooks testHooks, edit func(*Config)) *Runner {
+	t.Helper()
 	cfg := testConfig()
 	cfg.WarmPool = 0
 	cfg.UIDBase = defaultUIDBase + uidOffset.Add(1)*uidMapSize
 	if edit != nil {
 		edit(&cfg)
 	}
-	r, err := New(cfg)
+	r, err := newHooked(cfg, hooks)
 	requireSandbox(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, r.Close())

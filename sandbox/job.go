@@ -121,9 +121,10 @@ type Skill struct {
 	// Files are the skill's files, skill.toml included.
 	Files []File
 	// Entrypoint ("code/main.py") and Export ("main") say what the skill's
-	// package re-exports. When empty they are read from the [runtime]
-	// table of the skill.toml among Files; without either the package
-	// exports nothing but its modules stay importable.
+	// package re-exports, from the manifest's [runtime] table (the
+	// registry read it). When either is empty the package exports nothing
+	// but its modules stay importable; a skill.toml among Files is only a
+	// file.
 	Entrypoint string
 	Export     string
 }

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/pelletier/go-toml/v2"
 )
 
 // Paths inside the sandbox. The job directory is bound read-only at /job.
@@ -27,7 +25,6 @@ const (
 	skillsDir      = "skills"
 	inputBlobsDir  = "blobs"
 	outputBlobsDir = ".blobs" // under /workspace, created by the runtime
-	manifestName   = "skill.toml"
 )
 
 // plan is a validated job: what to write into the job directory and the
@@ -191,17 +188,11 @@ func checkSkillFiles(s Skill) error {
 }
 
 // skillExports works out the module and function the skill package
-// re-exports: Skill.Entrypoint/Export, else skill.toml's [runtime].
+// re-exports: Skill.Entrypoint/Export, which the registry took from the
+// manifest; the sandbox never reads a skill.toml itself.
 func skillExports(s Skill) (skillMessage, error) {
 	msg := skillMessage{Name: s.Name, Root: path.Join(jobMount, skillsDir, s.Name)}
 	entry, export := s.Entrypoint, s.Export
-	if entry == "" && export == "" {
-		for _, f := range s.Files {
-			if f.Path == manifestName {
-				entry, export = parseSkillRuntime(f.Data)
-			}
-		}
-	}
 	if entry == "" || export == "" {
 		return msg, nil
 	}
@@ -214,22 +205,6 @@ func skillExports(s Skill) (skillMessage, error) {
 	}
 	msg.Entry, msg.Export = mod, export
 	return msg, nil
-}
-
-// parseSkillRuntime reads [runtime] entrypoint and export from skill.toml;
-// anything unreadable yields empty strings (the registry validated the
-// manifest; here it only decides what the package re-exports).
-func parseSkillRuntime(data []byte) (entry, export string) {
-	var m struct {
-		Runtime struct {
-			Entrypoint string `toml:"entrypoint"`
-			Export     string `toml:"export"`
-		} `toml:"runtime"`
-	}
-	if toml.Unmarshal(data, &m) != nil {
-		return "", ""
-	}
-	return m.Runtime.Entrypoint, m.Runtime.Export
 }
 
 func (p *plan) checkEntry() error {

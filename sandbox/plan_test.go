@@ -35,8 +35,8 @@ func TestPlanMessage(t *testing.T) {
 	job := Job{
 		RunID: "run-1", EntrySkill: "acme.math.add", EntryModule: "code/main.py", Entrypoint: "main",
 		Skills: []Skill{
-			{Name: "acme.math.add", Files: []File{{Path: "code/main.py"}, {Path: "skill.toml", Data: []byte(
-				"name = \"acme.math.add\"\n[runtime]\nentrypoint = \"code/main.py\"\nexport = \"main\"\n")}}},
+			{Name: "acme.math.add", Entrypoint: "code/main.py", Export: "main",
+				Files: []File{{Path: "code/main.py"}, {Path: "skill.toml"}}},
 			{Name: "acme.util", Entrypoint: "lib/x.py", Export: "go", Files: []File{{Path: "lib/x.py"}}},
 			{Name: "acme.docs", Files: []File{{Path: "SKILL.md"}}},
 		},
@@ -77,25 +77,24 @@ func TestPlanRejects(t *testing.T) {
 	}
 }
 
-func TestParseSkillRuntime(t *testing.T) {
-	entry, export := parseSkillRuntime([]byte("name = \"x\"\n[runtime]\nentrypoint = \"code/main.py\"\nexport = \"run\"\n"))
-	assert.Equal(t, "code/main.py", entry)
-	assert.Equal(t, "run", export)
-	entry, export = parseSkillRuntime([]byte("not toml ["))
-	assert.Empty(t, entry+export)
-}
-
-func FuzzParseSkillRuntime(f *testing.F) {
-	f.Add([]byte("[runtime]\nentrypoint = \"code/main.py\"\nexport = \"main\"\n"))
-	f.Add([]byte("runtime = 3"))
-	f.Add([]byte("[runtime]\nentrypoint = 1\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s := Skill{Name: "a.b", Files: []File{{Path: manifestName, Data: data}}}
-		msg, err := skillExports(s)
-		if err == nil && msg.Entry != "" {
-			require.NoError(t, checkIdentifier(msg.Export))
-		}
-	})
+// TestSkillTomlAloneExportsNothing: the sandbox takes a skill's exports
+// from Skill.Entrypoint/Export only; a skill.toml among the files is not
+// read (the registry read it, and dispatch passes what it found).
+func TestSkillTomlAloneExportsNothing(t *testing.T) {
+	s := Skill{Name: "a.b", Files: []File{{Path: "code/main.py"}, {Path: "skill.toml", Data: []byte(
+		"name = \"a.b\"\n[runtime]\nentrypoint = \"code/main.py\"\nexport = \"main\"\n")}}}
+	msg, err := skillExports(s)
+	require.NoError(t, err)
+	assert.Empty(t, msg.Entry+msg.Export)
+	s.Entrypoint = "code/main.py"
+	msg, err = skillExports(s)
+	require.NoError(t, err)
+	assert.Empty(t, msg.Entry+msg.Export, "an entrypoint without an export exports nothing")
+	s.Export = "main"
+	msg, err = skillExports(s)
+	require.NoError(t, err)
+	assert.Equal(t, "code.main", msg.Entry)
+	assert.Equal(t, "main", msg.Export)
 }
 
 func TestConfigValidate(t *testing.T) {

@@ -96,18 +96,15 @@ func TestRunWaitingForAStartIsCanceled(t *testing.T) {
 	hold := make(chan struct{})
 	var armed atomic.Bool
 	var held atomic.Int64
-	r := ownRunner(t, func(c *Config) {
-		c.WarmPool = 1
-		c.startFault = func() error {
-			if !armed.Load() {
-				return nil
-			}
-			held.Add(1)
-			defer held.Add(-1)
-			<-hold
+	r := hookedRunner(t, testHooks{startFault: func() error {
+		if !armed.Load() {
 			return nil
 		}
-	})
+		held.Add(1)
+		defer held.Add(-1)
+		<-hold
+		return nil
+	}}, func(c *Config) { c.WarmPool = 1 })
 	defer close(hold)
 	require.Eventually(t, func() bool { return r.Stats().WarmReady == 1 }, 30*time.Second, 10*time.Millisecond)
 	armed.Store(true)
@@ -137,15 +134,12 @@ func TestRunWaitingForAStartIsCanceled(t *testing.T) {
 // refiller's back-off; once starts work again, runs do too.
 func TestFailingStartsReachTheWaitingRun(t *testing.T) {
 	var broken atomic.Bool
-	r := ownRunner(t, func(c *Config) {
-		c.WarmPool = 1
-		c.startFault = func() error {
-			if broken.Load() {
-				return errors.New("no room for a sandbox")
-			}
-			return nil
+	r := hookedRunner(t, testHooks{startFault: func() error {
+		if broken.Load() {
+			return errors.New("no room for a sandbox")
 		}
-	})
+		return nil
+	}}, func(c *Config) { c.WarmPool = 1 })
 	require.Eventually(t, func() bool { return r.Stats().WarmReady == 1 }, 30*time.Second, 10*time.Millisecond)
 	broken.Store(true)
 	requireCompleted(t, run(t, r, trivialCode, nil)) // the pooled one
@@ -169,21 +163,18 @@ func TestRunTakesTheFirstSandboxReady(t *testing.T) {
 	var armed, refillBroken atomic.Bool
 	hold := make(chan struct{})
 	var held atomic.Int64
-	r := ownRunner(t, func(c *Config) {
-		c.Workers, c.WarmPool = 1, 1
-		c.startFault = func() error {
-			switch {
-			case !armed.Load():
-			case runsOwnStart():
-				if held.Add(1) == 1 {
-					<-hold // the first run's own start
-				}
-			case refillBroken.Load():
-				return errors.New("no room for a sandbox")
+	r := hookedRunner(t, testHooks{startFault: func() error {
+		switch {
+		case !armed.Load():
+		case runsOwnStart():
+			if held.Add(1) == 1 {
+				<-hold // the first run's own start
 			}
-			return nil
+		case refillBroken.Load():
+			return errors.New("no room for a sandbox")
 		}
-	})
+		return nil
+	}}, func(c *Config) { c.Workers, c.WarmPool = 1, 1 })
 	released := false
 	release := func() {
 		if !released {

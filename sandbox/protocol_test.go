@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,16 +68,51 @@ func TestStatusLog(t *testing.T) {
 	assert.Equal(t, "panic: boom\n{}\n", s.raw.String())
 }
 
+// FuzzReadResultFrame feeds readResultFrame what the sandboxed code may
+// write on its result pipe: the optional prepared byte, progress reports,
+// log lines and a result frame, in any order and any shape.
 func FuzzReadResultFrame(f *testing.F) {
-	var buf bytes.Buffer
-	_ = writeFrame(&buf, resultFrame{OK: true, Output: `{"a":1}`, Blobs: []blobRecord{{0, "text/plain"}}})
-	f.Add(buf.Bytes())
-	f.Add([]byte{0, 0, 0, 2, '{', '}'})
+	frame := func(v any) []byte {
+		var buf bytes.Buffer
+		_ = writeFrame(&buf, v)
+		return buf.Bytes()
+	}
+	ok := frame(resultFrame{OK: true, Output: `{"a":1}`, Blobs: []blobRecord{{0, "text/plain"}}})
+	forged := frame(resultFrame{Type: ErrTypeSandbox, Message: "x", Runtime: true})
+	logLine := append([]byte{logByte}, binary.BigEndian.AppendUint32(nil, 2)...)
+	f.Add(ok)
+	f.Add(forged)
+	f.Add(append([]byte{preparedByte}, forged...))
+	f.Add(slices.Concat([]byte{preparedByte, progressByte}, frame(Progress{Done: 1}), logLine, []byte("hi"), ok))
+	f.Add(slices.Concat([]byte{progressByte}, frame(Progress{Done: 1}), ok))
+	f.Add([]byte{preparedByte, preparedByte, 0, 0, 0, 2, '{', '}'})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var fr resultFrame
-		if readFrame(bytes.NewReader(data), maxResultFrame, &fr) != nil {
+		var progress, logs int
+		sink := liveSink{
+			progress: func(Progress) { progress++ },
+			log: func(line []byte) {
+				logs++
+				assert.LessOrEqual(t, len(line), maxLogFrame)
+			},
+		}
+		err := readResultFrame(bytes.NewReader(data), &fr, sink)
+		// Reports and log lines count only once the job is set up: before
+		// it the runtime alone writes, and nothing of the code's is read.
+		if len(data) == 0 || data[0] != preparedByte {
+			assert.False(t, fr.prepared)
+			assert.Zero(t, progress+logs)
+		}
+		assert.LessOrEqual(t, 5*(progress+logs), len(data))
+		if err != nil {
 			return
+		}
+		// A frame the code may have written never claims a set-up failure
+		// of the sandbox, nor any other runtime verdict but the two limits
+		// that fail the code's own run.
+		if typ := fr.errorType(); fr.prepared && IsReservedType(typ) {
+			assert.Contains(t, []string{ErrTypeOutputTooLarge, ErrTypeMemory}, typ)
 		}
 		if fr.check(4) == nil && fr.OK {
 			assert.LessOrEqual(t, len(fr.Output), MaxOutputBytes)

@@ -26,6 +26,7 @@ const refillDelay = 25 * time.Millisecond
 // use.
 type Runner struct {
 	cfg     Config
+	hooks   testHooks
 	mode    Mode // root or rootless
 	ids     *idMapper
 	log     zerolog.Logger
@@ -85,7 +86,10 @@ type Runner struct {
 // New checks that isolation works on this machine (it starts one sandbox
 // and verifies it from the inside), then starts the warm pool. The error
 // says exactly what is missing; the Runner never runs code unisolated.
-func New(cfg Config) (*Runner, error) {
+func New(cfg Config) (*Runner, error) { return newHooked(cfg, testHooks{}) }
+
+// newHooked is New with the tests' hooks.
+func newHooked(cfg Config, hooks testHooks) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -105,7 +109,7 @@ func New(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
 	}
-	r, err := newRunner(cfg, mode)
+	r, err := newRunner(cfg, mode, hooks)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +163,12 @@ func CheckIsolation(cfg Config) error {
 	return r.Close()
 }
 
-func newRunner(cfg Config, mode Mode) (*Runner, error) {
+func newRunner(cfg Config, mode Mode, hooks testHooks) (*Runner, error) {
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	r := &Runner{
 		cfg:        cfg,
+		hooks:      hooks,
 		mode:       mode,
 		log:        cfg.Logger,
 		name:       cgroupPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]),
@@ -194,7 +199,7 @@ func newRunner(cfg Config, mode Mode) (*Runner, error) {
 // cgroup is delegated to its user (given, or its own) and falls back to
 // rlimits otherwise, and for each controller the cgroup lacks.
 func (r *Runner) openCgroups() error {
-	if r.cfg.forceRlimits {
+	if r.hooks.forceRlimits {
 		r.cgroupErr = errors.New("rlimits forced")
 		return nil
 	}
@@ -265,7 +270,7 @@ func (r *Runner) makeWorkDir() error {
 		return fmt.Errorf("install the Python runtime: %w", err)
 	}
 	r.etcDir = filepath.Join(r.dir, "etc")
-	if err := buildSystemView(r.etcDir, r.cfg.hostEtc()); err != nil {
+	if err := buildSystemView(r.etcDir, r.hooks.hostEtc()); err != nil {
 		_ = os.RemoveAll(r.dir)
 		return fmt.Errorf("build the runs' /etc: %w", err)
 	}

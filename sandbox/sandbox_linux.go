@@ -97,8 +97,8 @@ func (p *pipes) close() {
 // rules of a run with network; such sandboxes are started for one run,
 // never pooled.
 func (r *Runner) spawn(network bool, env Environment) (*sandbox, error) {
-	if r.cfg.startFault != nil {
-		if err := r.cfg.startFault(); err != nil {
+	if r.hooks.startFault != nil {
+		if err := r.hooks.startFault(); err != nil {
 			return nil, err
 		}
 	}

@@ -190,7 +190,7 @@ def main(args):
 		requireCompleted(t, res)
 		return string(res.Output)
 	}
-	trusting := ownRunner(t, func(c *Config) { c.hostEtcDir = etc })
+	trusting := hookedRunner(t, testHooks{hostEtcDir: etc}, nil)
 	assert.Equal(t, `"hello /verified"`, fetch(trusting))
 	assert.Contains(t, fetch(sharedRunner(t)), "CERTIFICATE_VERIFY_FAILED", "the host's own store lacks the test CA")
 }

@@ -152,7 +152,7 @@ def main(args):
 // uid of a user namespace. A run that forks up to its limit and holds its
 // processes must leave another run of the same template free to fork.
 func TestTemplateRunsHaveTheirOwnProcessLimit(t *testing.T) {
-	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteOn; c.forceRlimits = true })
+	r := hookedRunner(t, testHooks{forceRlimits: true}, func(c *Config) { c.Zygote = ZygoteOn })
 	require.True(t, r.Zygote())
 	forks := `
 import os

@@ -78,7 +78,7 @@ func (r *Runner) startZygote(env Environment) (*zygote, error) {
 		_ = fc.Close()
 		return nil, err
 	}
-	if r.cfg.breakZygote {
+	if r.hooks.breakZygote {
 		args = []byte("{}")
 	}
 	z := &zygote{conn: fc.(*net.UnixConn), dead: make(chan struct{})}
@@ -394,7 +394,7 @@ var zygoteSyscalls = map[string]uint64{"clone": unix.SYS_CLONE, "pivot_root": un
 
 func (r *Runner) zygoteConfig(sb *sandbox) zygoteConfig {
 	zc := zygoteConfig{initConfig: r.initConfig(sb)}
-	if r.cfg.breakJobDir {
+	if r.hooks.breakJobDir {
 		zc.JobDir = filepath.Join(sb.dir, "missing")
 	}
 	return zc

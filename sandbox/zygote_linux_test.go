@@ -158,13 +158,13 @@ func TestZygoteAutoUsesTemplate(t *testing.T) {
 // TestZygoteFailureFallsBack: in auto mode a template that does not work
 // leaves sandboxes started from scratch; in on mode New refuses.
 func TestZygoteFailureFallsBack(t *testing.T) {
-	r := ownRunner(t, func(c *Config) { c.Zygote, c.breakZygote = ZygoteAuto, true })
+	r := hookedRunner(t, testHooks{breakZygote: true}, func(c *Config) { c.Zygote = ZygoteAuto })
 	assert.False(t, r.zygoteOn)
 	requireCompleted(t, run(t, r, trivialCode, nil))
 
 	cfg := testConfig()
-	cfg.Zygote, cfg.breakZygote, cfg.WarmPool = ZygoteOn, true, 0
-	_, err := New(cfg)
+	cfg.Zygote, cfg.WarmPool = ZygoteOn, 0
+	_, err := newHooked(cfg, testHooks{breakZygote: true})
 	require.ErrorIs(t, err, ErrUnsupported)
 	assert.ErrorContains(t, err, "sandbox template")
 }
@@ -280,8 +280,8 @@ func TestZygoteNamespacesAreFresh(t *testing.T) {
 // start fails with that reason, not with the result pipe's end.
 func TestZygoteSetupFailureIsReported(t *testing.T) {
 	cfg := testConfig()
-	cfg.Zygote, cfg.breakJobDir, cfg.WarmPool = ZygoteOn, true, 0
-	r, err := New(cfg)
+	cfg.Zygote, cfg.WarmPool = ZygoteOn, 0
+	r, err := newHooked(cfg, testHooks{breakJobDir: true})
 	if err == nil {
 		_ = r.Close()
 	}

@@ -171,3 +171,43 @@ func TestBoundBehindWriteUnderWay(t *testing.T) {
 		})
 	}
 }
+
+// The frame and byte counters count exactly what crossed the wire, each
+// way. Requests go one at a time: small answers queued together share a
+// buffer and are counted as one frame sent.
+func TestWireCounters(t *testing.T) {
+	f := newFixture(t, "pipe", nil)
+	p := f.dial()
+	p.writeRaw(frame(`{"jsonrpc":"2.0","method":"_Info","params":{}}`) +
+		frame(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"c-1"}`))
+	sent, got := 2*transport.FrameOverhead+len(`{"jsonrpc":"2.0","method":"_Info","params":{}}`+
+		`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"c-1"}`), 0
+	for _, id := range []string{"c-1", "c-22"} {
+		if id != "c-1" {
+			body := `{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"` + id + `"}`
+			p.send(body)
+			sent += len(body) + transport.FrameOverhead
+		}
+		m := p.recv()
+		require.Equal(t, id, *m.ID)
+		got += len(transport.AppendResult(nil, []byte(`"`+id+`"`), transport.EmptyObject)) + transport.FrameOverhead
+	}
+	mt := f.metrics
+	require.Eventually(t, func() bool {
+		return testutil.ToFloat64(mt.FramesReceived) == 3 && testutil.ToFloat64(mt.FramesSent) == 2
+	}, 5*time.Second, time.Millisecond)
+	assert.Equal(t, float64(sent), testutil.ToFloat64(mt.BytesReceived))
+	require.Eventually(t, func() bool { return testutil.ToFloat64(mt.BytesSent) == float64(got) }, 5*time.Second, time.Millisecond)
+}
+
+// Frames are counted as received only when a whole frame was read: the
+// end of the connection adds none.
+func TestFramesReceivedUntilClose(t *testing.T) {
+	f := newFixture(t, "pipe", nil)
+	p := f.dial()
+	c := f.onlyConn()
+	require.Nil(t, p.call("_Keepalive", `{}`).Error)
+	require.NoError(t, p.nc.Close())
+	<-c.Done()
+	assert.Equal(t, 1.0, testutil.ToFloat64(f.metrics.FramesReceived))
+}

@@ -350,3 +350,24 @@ func TestWriteBatchBound(t *testing.T) {
 	assert.Equal(t, h.GetSampleCount(), within, "a batch carried more than maxBatchBytes")
 	assert.GreaterOrEqual(t, h.GetSampleCount(), uint64(3), "the queued answers left in more than one batch")
 }
+
+// A slot of MaxInflight is given back when its request is answered: after
+// the bound was reached and the calls finished, as many run again.
+func TestMaxInflightSlotsReturn(t *testing.T) {
+	f := newFixture(t, "pipe", func(c *Config) { c.MaxInflight = 2 })
+	p := f.dial()
+	p.initialize()
+	for round := range 3 {
+		a, b := p.request("Block", `{}`), p.request("Block", `{}`)
+		<-f.h.started
+		<-f.h.started
+		m := p.call("Echo", `{}`)
+		require.NotNil(t, m.Error, "round %d: a third call past the bound", round)
+		assert.Equal(t, transport.StringOverloaded, m.Error.Data.StringCode)
+		f.h.release <- struct{}{}
+		f.h.release <- struct{}{}
+		got := map[string]bool{*p.recv().ID: true, *p.recv().ID: true}
+		require.Equal(t, map[string]bool{a: true, b: true}, got)
+	}
+	assert.Nil(t, p.call("Echo", `{}`).Error)
+}

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -190,4 +191,28 @@ func TestCloseReasonSlowReaderCarriesBytes(t *testing.T) {
 			"max_queued_bytes": bound,
 		})
 	})
+}
+
+// A handler's *Abort closes the connection with its error in the
+// _CloseReason, under the close reason its code names, and no response.
+func TestHandlerAbortReasons(t *testing.T) {
+	for _, tc := range []struct {
+		method, reason string
+		code           int32
+	}{
+		{"AbortParse", "parse_error", transport.CodeParseError},
+		{"AbortInvalid", "invalid_message", transport.CodeInvalidRequest},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			f := newFixture(t, "pipe", nil)
+			p := f.dial()
+			p.initialize()
+			p.request(tc.method, `{}`)
+			m := p.expectAbort(tc.code, transport.StringCodeFor(tc.code))
+			assert.NotEmpty(t, m.CloseError.Error.Data.Details)
+			require.Eventually(t, func() bool {
+				return testutil.ToFloat64(f.metrics.ConnectionsClosed.WithLabelValues("pipe", tc.reason)) == 1
+			}, 5*time.Second, time.Millisecond)
+		})
+	}
 }

@@ -76,3 +76,21 @@ func TestNewServerValidates(t *testing.T) {
 	_, err = NewServer(Config{}, nil)
 	assert.NoError(t, err, "zero values take the defaults")
 }
+
+// The defaults docs/operations.md documents, stated as numbers rather than
+// through the constants; the queue bound follows the message size (8 ×).
+func TestDocumentedDefaults(t *testing.T) {
+	d := DefaultConfig()
+	assert.Equal(t, 30*time.Second, d.KeepaliveInterval)
+	assert.Equal(t, 20*time.Second, d.KeepaliveTimeout)
+	assert.Equal(t, 30*time.Second, d.FrameTimeout)
+	assert.Equal(t, 30*time.Second, d.InitTimeout)
+	assert.Equal(t, 30*time.Second, d.WriteTimeout)
+	assert.Equal(t, 64, d.MaxInflight)
+	assert.Equal(t, 3, d.MaxInitFailures)
+	assert.Equal(t, 1<<20, d.MaxMessageSize)
+	w := Config{MaxMessageSize: 64 << 10}.WithDefaults()
+	assert.Equal(t, 8*64<<10, w.MaxQueuedBytes)
+	assert.Equal(t, 30*time.Second, w.WriteTimeout)
+	assert.Equal(t, 8<<20, Config{}.WithDefaults().MaxQueuedBytes)
+}

@@ -2,9 +2,13 @@ package session
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/transport"
 )
 
 // The set agrees with a map model under random begin/end/remember
@@ -70,4 +74,36 @@ func BenchmarkIDWindow(b *testing.B) {
 		}
 		w.remember(h)
 	}
+}
+
+// The documented id bound is 1024 bytes: an id of exactly that length is
+// served and echoed whole, one byte more aborts the connection.
+func TestIDLengthBoundary(t *testing.T) {
+	require.Equal(t, 1024, MaxIDLen, "the documented limit")
+	f := newFixture(t, "pipe", nil)
+	p := f.dial()
+	id := strings.Repeat("i", 1024)
+	p.send(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"` + id + `"}`)
+	m := p.recv()
+	require.NotNil(t, m.ID)
+	assert.Equal(t, id, *m.ID)
+	assert.Nil(t, m.Error)
+
+	p.send(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"` + id + `j"}`)
+	m = p.expectAbort(transport.CodeInvalidRequest, transport.StringInvalidRequest)
+	assert.Contains(t, m.CloseError.Error.Data.Details, "1024 bytes")
+}
+
+// A refused request's id counts as used: the peer may not reuse it, as
+// with any other request.
+func TestRefusedIDIsUsed(t *testing.T) {
+	f := newFixture(t, "pipe", nil)
+	p := f.dial()
+	p.send(`{"jsonrpc":"2.0","method":"Echo","params":{},"id":"early"}`)
+	m := p.recv()
+	require.NotNil(t, m.Error, "refused before Initialize")
+	assert.Equal(t, transport.StringMethodNotFound, m.Error.Data.StringCode)
+	p.send(`{"jsonrpc":"2.0","method":"_Keepalive","params":{},"id":"early"}`)
+	m = p.expectAbort(transport.CodeInvalidRequest, transport.StringInvalidRequest)
+	assert.Contains(t, m.CloseError.Error.Data.Details, "already used")
 }

@@ -8,8 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/internal/testlog"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -135,4 +139,74 @@ func TestTryNotifyBackpressure(t *testing.T) {
 	seqs, resp = readTicks(p, p.request("Stream", `{"N":1}`))
 	require.Nil(t, resp.Error)
 	require.Equal(t, []int{1}, seqs)
+}
+
+// Notifications are counted by method, unknown ones under "other"; none is
+// answered.
+func TestNotificationsCounted(t *testing.T) {
+	f := newFixture(t, "pipe", nil)
+	p := f.dial()
+	p.send(`{"jsonrpc":"2.0","method":"_Info","params":{"message":"hello"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"_Info","params":{"big":"` + strings.Repeat("x", 3000) + `"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"_Error","params":{"id":"gw-1","error":{"code":1,"message":"bad result"}}}`)
+	p.send(`{"jsonrpc":"2.0","method":"_Error","params":{"error":"not an error object"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"_CloseReason","params":{"error":{"code":-32700,"message":"Parse error."}}}`)
+	p.send(`{"jsonrpc":"2.0","method":"SomethingHappened","params":{}}`)
+	p.send(`{"jsonrpc":"2.0","method":"AnotherThing","params":{}}`)
+	m := p.call("_Keepalive", `{}`)
+	require.Nil(t, m.Error)
+	n := f.metrics.Notifications
+	assert.Equal(t, 2.0, testutil.ToFloat64(n.WithLabelValues(transport.MethodInfo)))
+	assert.Equal(t, 2.0, testutil.ToFloat64(n.WithLabelValues(transport.MethodError)))
+	assert.Equal(t, 1.0, testutil.ToFloat64(n.WithLabelValues(transport.MethodCloseReason)))
+	assert.Equal(t, 2.0, testutil.ToFloat64(n.WithLabelValues("other")))
+	assert.Zero(t, testutil.ToFloat64(n.WithLabelValues("SomethingHappened")), "labels stay bounded")
+}
+
+// A peer's notification params are logged whole up to 2048 bytes and as a
+// 2048-byte prefix with their size past that; a peer's _Error is logged
+// with its string code.
+func TestNotificationLogging(t *testing.T) {
+	logs := &testlog.Buffer{}
+	f := newFixture(t, "pipe", func(c *Config) { c.Logger = zerolog.New(logs).Level(zerolog.InfoLevel) })
+	p := f.dial()
+	params := func(n int) string { // a JSON object of exactly n bytes
+		return `{"m":"` + strings.Repeat("x", n-8) + `"}`
+	}
+	require.Len(t, params(maxLoggedParams), 2048)
+	p.send(`{"jsonrpc":"2.0","method":"_Info","params":` + params(2048) + `}`)
+	p.send(`{"jsonrpc":"2.0","method":"_Info","params":` + params(2049) + `}`)
+	p.send(`{"jsonrpc":"2.0","method":"_Error","params":{"error":{"code":1,"message":"bad result","data":{"string_code":"QUOTA"}}}}`)
+	require.Nil(t, p.call("_Keepalive", `{}`).Error)
+	infos, errs := peerNotificationLogs(t, logs)
+	require.Len(t, infos, 2)
+	assert.Equal(t, map[string]any{"m": strings.Repeat("x", 2040)}, infos[0]["params"])
+	assert.NotContains(t, infos[0], "params_prefix")
+	assert.NotContains(t, infos[1], "params")
+	assert.Equal(t, params(2049)[:2048], infos[1]["params_prefix"])
+	assert.Equal(t, 2049.0, infos[1]["params_bytes"])
+	require.Len(t, errs, 1)
+	assert.Equal(t, "QUOTA", errs[0]["string_code"])
+	assert.Equal(t, "bad result", errs[0]["peer_message"], "not hidden by the log line's own message")
+}
+
+// logRecords decodes the log lines written to logs so far.
+func logRecords(t *testing.T, logs *testlog.Buffer) []map[string]any {
+	recs, err := logs.Records()
+	require.NoError(t, err)
+	return recs
+}
+
+// peerNotificationLogs splits the lines logged so far for a peer's _Info
+// and _Error notifications.
+func peerNotificationLogs(t *testing.T, logs *testlog.Buffer) (info, errs []map[string]any) {
+	for _, l := range logRecords(t, logs) {
+		switch l["method"] {
+		case transport.MethodInfo:
+			info = append(info, l)
+		case transport.MethodError:
+			errs = append(errs, l)
+		}
+	}
+	return info, errs
 }

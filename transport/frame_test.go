@@ -260,3 +260,50 @@ func TestFrameBuffered(t *testing.T) {
 		assert.Equal(t, want, fr.FrameBuffered(), "%q", wire)
 	}
 }
+
+// FrameBuffered looks at what is left after the frames already read, and
+// a header declaring exactly the limit waits for its body.
+func TestFrameBufferedAfterAFrame(t *testing.T) {
+	for wire, want := range map[string]bool{
+		"00000002:{}\n000":           false,
+		"00000002:{}\n00000002:{":    false,
+		"00000002:{}\n00000002:{}\n": true,
+	} {
+		fr := NewReader(strings.NewReader(wire), 1024)
+		_ = fr.fill(len(wire) + 1)
+		_, err := fr.ReadFrame()
+		require.NoError(t, err)
+		assert.Equal(t, want, fr.FrameBuffered(), "%q", wire)
+		assert.Equal(t, len(wire)-12, fr.Buffered(), "%q", wire)
+	}
+	fr := NewReader(strings.NewReader("00000002:{"), 2)
+	_ = fr.fill(11)
+	assert.False(t, fr.FrameBuffered(), "a body of exactly the limit is not refused")
+}
+
+// zeroReader returns (0, nil) a given number of times, then its data.
+type zeroReader struct {
+	zeros int
+	data  io.Reader
+}
+
+func (z *zeroReader) Read(p []byte) (int, error) {
+	if z.zeros > 0 {
+		z.zeros--
+		return 0, nil
+	}
+	return z.data.Read(p)
+}
+
+// A source that returns nothing and no error is given 100 tries; the
+// 101st fails with io.ErrNoProgress.
+func TestReadFrameNoProgress(t *testing.T) {
+	fr := NewReader(&zeroReader{zeros: 100, data: strings.NewReader("00000002:{}\n")}, 1024)
+	body, err := fr.ReadFrame()
+	require.NoError(t, err)
+	assert.Equal(t, "{}", string(body))
+
+	fr = NewReader(&zeroReader{zeros: 101, data: strings.NewReader("00000002:{}\n")}, 1024)
+	_, err = fr.ReadFrame()
+	assert.True(t, errors.Is(err, io.ErrNoProgress), "%v", err)
+}

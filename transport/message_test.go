@@ -321,3 +321,125 @@ func BenchmarkDecodeStdlib(b *testing.B) {
 		}
 	}
 }
+
+// MarshalObject passes objects through and refuses everything else.
+func TestMarshalObject(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{nil, `{}`},
+		{json.RawMessage(` {"a":1}`), ` {"a":1}`},
+		{[]byte(`{"b":2}`), `{"b":2}`},
+		{map[string]int{"c": 3}, `{"c":3}`},
+	} {
+		got, err := MarshalObject(tc.in)
+		require.NoError(t, err, "%v", tc.in)
+		assert.Equal(t, tc.want, string(got))
+	}
+	for _, in := range []any{json.RawMessage(``), json.RawMessage(`  `), []byte(`[1]`), 5, "s"} {
+		_, err := MarshalObject(in)
+		assert.Error(t, err, "%v", in)
+	}
+	_, err := MarshalObject(make(chan int))
+	var ue *json.UnsupportedTypeError
+	assert.ErrorAs(t, err, &ue)
+}
+
+// ScanEnvelope returns the members as sent and refuses invalid JSON,
+// non-objects and duplicates, keeping the last copy of a duplicate.
+func TestScanEnvelope(t *testing.T) {
+	env, err := ScanEnvelope([]byte(`{"jsonrpc":"2.0","id":7,"method":"m","params":[1],"result":{},"error":{}}`))
+	require.NoError(t, err)
+	assert.Equal(t, Envelope{
+		JSONRPC: []byte(`"2.0"`), ID: []byte(`7`), Method: []byte(`"m"`),
+		Params: []byte(`[1]`), Result: []byte(`{}`), Error: []byte(`{}`),
+	}, env)
+
+	env, err = ScanEnvelope([]byte(`{"method":"a","method":"b"}`))
+	var ie *InvalidMessageError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, `duplicate member "method"`, ie.Reason)
+	assert.Equal(t, "method", env.Duplicate)
+	assert.Equal(t, `"b"`, string(env.Method))
+
+	_, err = ScanEnvelope([]byte(`{"method":`))
+	var pe *ParseError
+	assert.ErrorAs(t, err, &pe)
+	_, err = ScanEnvelope([]byte(`[{}]`))
+	assert.ErrorAs(t, err, &ie)
+}
+
+// A response must carry exactly one of result and error.
+func TestDecodeResponseShapes(t *testing.T) {
+	for body, reason := range map[string]string{
+		`{"jsonrpc":"2.0","id":"1","result":{},"error":{"code":1,"message":"m"}}`: `response carries both "result" and "error"`,
+		`{"jsonrpc":"2.0","id":"1"}`:             `response carries neither "result" nor "error"`,
+		`{"jsonrpc":"2.0","id":"1","result":[]}`: `"result" must be an object`,
+		`{"jsonrpc":"2.0","result":{}}`:          `message has neither "method" nor "id"`,
+	} {
+		var m Message
+		err := Decode([]byte(body), &m)
+		var ie *InvalidMessageError
+		require.ErrorAs(t, err, &ie, body)
+		assert.Equal(t, reason, ie.Reason, body)
+	}
+	var m Message
+	require.NoError(t, Decode([]byte(`{"jsonrpc":"2.0","id":"1","result":{"a":1}}`), &m))
+	assert.Equal(t, KindResult, m.Kind)
+	assert.Equal(t, `{"a":1}`, string(m.Result))
+	require.NoError(t, Decode([]byte(`{"jsonrpc":"2.0","id":"2","error":{"code":1,"message":"m"}}`), &m))
+	assert.Equal(t, KindError, m.Kind)
+	assert.Equal(t, "m", m.Error.Message)
+}
+
+// A body that is not an object is told apart: invalid JSON is a parse
+// error, a valid array a batch, any other valid value no object.
+func TestDecodeNotAnObject(t *testing.T) {
+	for _, body := range []string{`[1,`, `5 6`, `"x`} {
+		var m Message
+		var pe *ParseError
+		assert.ErrorAs(t, Decode([]byte(body), &m), &pe, body)
+	}
+	for body, reason := range map[string]string{
+		`[{}]`:  "batches are not supported",
+		`5`:     "message is not a JSON object",
+		`"str"`: "message is not a JSON object",
+		// A literal that ends exactly where the body ends is whole.
+		`true`:  "message is not a JSON object",
+		`null`:  "message is not a JSON object",
+		`false`: "message is not a JSON object",
+	} {
+		var m Message
+		var ie *InvalidMessageError
+		require.ErrorAs(t, Decode([]byte(body), &m), &ie, body)
+		assert.Equal(t, reason, ie.Reason, body)
+	}
+}
+
+// An error's string_code may have 64 characters (counted as characters,
+// not bytes); 65 are refused.
+func TestDecodeStringCodeLength(t *testing.T) {
+	for _, n := range []int{63, 64, 65} {
+		code := strings.Repeat("é", n)
+		e, err := DecodeError([]byte(`{"code":1,"message":"m","data":{"string_code":"` + code + `"}}`))
+		if n <= 64 {
+			require.NoError(t, err, "%d characters", n)
+			assert.Equal(t, code, e.StringCode)
+			continue
+		}
+		var ie *InvalidMessageError
+		require.ErrorAs(t, err, &ie, "%d characters", n)
+		assert.Equal(t, "error data: string_code is longer than 64 characters", ie.Reason)
+	}
+}
+
+// AppendString passes ASCII from 0x20 and valid multi-byte characters
+// through, and replaces a lone byte from 0x80 up with \ufffd: 0x7f is the
+// last byte copied as is, 0x80 the first that is checked.
+func TestAppendStringAtRuneSelf(t *testing.T) {
+	assert.Equal(t, "\"\x7f\"", string(AppendString(nil, "\x7f")))
+	assert.Equal(t, `"\ufffda"`, string(AppendString(nil, "\x80a")))
+	assert.Equal(t, "\"\u0080\"", string(AppendString(nil, "\u0080")))
+	assert.Equal(t, `" \u001f"`, string(AppendString(nil, " \x1f")))
+}

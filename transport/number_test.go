@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Every spelling keeps its sign, and every bound is exact: the range's
@@ -80,4 +81,15 @@ func TestParseIntegralQuotesShort(t *testing.T) {
 		assert.Contains(t, err.Error(), exact)
 		assert.NotContains(t, err.Error(), "…")
 	}
+}
+
+// Leading zeros of a fraction do not count towards the 19-digit range:
+// 0.000…01e20 is 1.
+func TestParseIntegralLeadingFractionZeros(t *testing.T) {
+	v, err := ParseIntegral([]byte("0.00000000000000000001e20"), 0, 10)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), v)
+	v, err = ParseIntegral([]byte("-0.000000000000000000000000000005e30"), -10, 10)
+	require.NoError(t, err)
+	assert.Equal(t, int64(-5), v)
 }

@@ -22,6 +22,8 @@ commands:
   preload   a run importing a module its base environment preloads (pandas) against a bare python3 -c "import pandas"
   flood     start a gateway, flood it with clients that never read, and with clients that leave MCP sessions
             and unfinished uploads behind; report its RSS against the configured bounds
+  soak      start a gateway and drive framed, HTTP and MCP clients at a steady mixed load for --duration;
+            a table of its RSS, goroutines, open fds and data dir over time, and whether each stays flat
 
 Run "skillgate-bench COMMAND -h" for the flags of a command.
 `
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdPreload(ctx, args[1:], stdout, log)
 	case "flood":
 		return cmdFlood(ctx, args[1:], stdout, log)
+	case "soak":
+		return cmdSoak(ctx, args[1:], stdout, log)
 	case "idle-hold":
 		return cmdIdleHold(ctx, args[1:], stdin, stdout)
 	case "-h", "--help", "help":

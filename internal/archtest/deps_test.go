@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/scaleouttest": {},
 	"internal/archtest":     {},
 	"internal/mutrecheck":   {},
+	"internal/skipcheck":    {},
 	"dispatch/auth":         {"egress"},
 	"runs":                  {},
 	"runs/runstest":         {"runs"},
@@ -54,7 +55,7 @@ var allowed = map[string][]string{
 }
 
 // stdlibOnly packages import nothing outside the standard library.
-var stdlibOnly = []string{"transport", "internal/pyname", "internal/archtest", "internal/mutrecheck"}
+var stdlibOnly = []string{"transport", "internal/pyname", "internal/archtest", "internal/mutrecheck", "internal/skipcheck"}
 
 // onlyInCmd are modules only the binaries may use.
 var onlyInCmd = []string{"github.com/spf13/viper", "github.com/spf13/cobra"}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -191,12 +192,17 @@ func TestMutationsMatchGremlins(t *testing.T) {
 	assert.Equal(t, theirs, mutations)
 }
 
-// gremlinsDir is the pinned gremlins module's source directory.
+// gremlinsDir is the pinned gremlins module's source directory. go mod
+// download fetches it when the module cache lacks it (a fresh machine):
+// go list -m would only say where it is, and nothing else in the tests
+// builds it.
 func gremlinsDir(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/go-gremlins/gremlins").Output()
-	require.NoError(t, err)
-	dir := strings.TrimSpace(string(out))
-	require.NotEmpty(t, dir, "gremlins is not in the module cache: go mod download")
-	return dir
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/go-gremlins/gremlins").Output()
+	require.NoError(t, err, "go mod download github.com/go-gremlins/gremlins: %s", out)
+	var mod struct{ Dir, Error string }
+	require.NoError(t, json.Unmarshal(out, &mod))
+	require.Empty(t, mod.Error)
+	require.NotEmpty(t, mod.Dir)
+	return mod.Dir
 }

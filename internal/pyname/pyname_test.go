@@ -16,3 +16,18 @@ func TestIsIdentifier(t *testing.T) {
 		t.Error("IsKeyword")
 	}
 }
+
+// TestIsIdentifierRangeEnds: the first and last character of each range
+// an identifier may use pass, and the characters just outside fail.
+func TestIsIdentifierRangeEnds(t *testing.T) {
+	for _, s := range []string{"a", "z", "A", "Z", "_", "_0", "_9"} {
+		if !IsIdentifier(s) {
+			t.Errorf("IsIdentifier(%q) = false, want true", s)
+		}
+	}
+	for _, s := range []string{"`", "{", "@", "[", "0", "9", "_/", "_:"} {
+		if IsIdentifier(s) {
+			t.Errorf("IsIdentifier(%q) = true, want false", s)
+		}
+	}
+}
