@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
-
-	"github.com/skillgate/skillgate/session"
 )
 
 // Targets of a run whose code imports a preloaded module, against a bare
@@ -65,18 +62,12 @@ func cmdPreload(ctx context.Context, args []string, stdout io.Writer, log zerolo
 	if plan.Rounds < 1 || plan.Paced < 1 || plan.Duration <= 0 || plan.Module == "" {
 		return fmt.Errorf("%w: --rounds and --paced must be ≥ 1, --duration > 0, --module set", errUsage)
 	}
-	dir, err := filepath.Abs(bin)
-	if err == nil {
-		err = os.MkdirAll(dir, 0o755)
-	}
-	if err == nil {
-		err = goBuild(ctx, root, "-o", filepath.Join(dir, "skillgate"), "./cmd/skillgate")
-	}
+	gateway, err := buildGateway(ctx, root, bin)
 	if err != nil {
 		return err
 	}
 	started := time.Now()
-	res := runPreload(ctx, binaries{Gateway: filepath.Join(dir, "skillgate")}, plan, log)
+	res := runPreload(ctx, binaries{Gateway: gateway}, plan, log)
 	var b strings.Builder
 	fmt.Fprintf(&b, "## skillgate-bench preload\n\n- date: %s (took %s)\n- machine: %s\n- command: `%s`\n\n",
 		started.UTC().Format("2006-01-02 15:04 MST"), time.Since(started).Round(time.Second), machine(),
@@ -116,14 +107,11 @@ func (res *preloadResult) measure(ctx context.Context, bins binaries, log zerolo
 		return err
 	}
 	defer srv.stop()
-	conn, err := session.Dial(ctx, srv.Addr, nil, session.ClientConfig(), nil)
+	conn, err := dialInitialized(ctx, srv.Addr)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if _, err = conn.Call(ctx, "Initialize", json.RawMessage(`{"protocol_version":"1.0"}`)); err != nil {
-		return err
-	}
 	log.Info().Str("module", plan.Module).Int("rounds", plan.Rounds).Msg("preloaded imports against bare imports")
 	for range plan.Rounds {
 		if err := pacedRuns(ctx, conn, plan.params(), plan.Paced, &res.Paced); err != nil {

@@ -44,10 +44,9 @@ func runRunCode(ctx context.Context, bins binaries, rounds, perRound int, log ze
 	}
 	defer srv.stop()
 	log.Info().Int("rounds", rounds).Int("per_round", perRound).Msg("run_code against a bare interpreter")
-	conn, err := session.Dial(ctx, srv.Addr, nil, session.ClientConfig(), nil)
+	conn, err := dialInitialized(ctx, srv.Addr)
 	if err == nil {
 		defer conn.Close()
-		_, err = conn.Call(ctx, "Initialize", json.RawMessage(`{"protocol_version":"1.0"}`))
 	}
 	for round := 0; err == nil && round < rounds; round++ {
 		if err = pacedRuns(ctx, conn, []byte(trivialRunCode), perRound, &res.Gateway); err != nil {
@@ -60,6 +59,19 @@ func runRunCode(ctx context.Context, bins binaries, rounds, perRound int, log ze
 	}
 	res.Err = err
 	return res
+}
+
+// dialInitialized opens a framed connection to addr and initializes it.
+func dialInitialized(ctx context.Context, addr string) (*session.Conn, error) {
+	conn, err := session.Dial(ctx, addr, nil, session.ClientConfig(), nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = conn.Call(ctx, "Initialize", json.RawMessage(`{"protocol_version":"1.0"}`)); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
 
 // pacedRuns calls run_code with params n times, pausing between calls.

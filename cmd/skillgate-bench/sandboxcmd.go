@@ -33,18 +33,12 @@ func cmdSandbox(ctx context.Context, args []string, stdout io.Writer, log zerolo
 		return fmt.Errorf("%w: --rounds must be ≥ 1, --duration > 0, --cold ≥ 0", errUsage)
 	}
 	plan.Extra = strings.Fields(extra)
-	dir, err := filepath.Abs(bin)
-	if err == nil {
-		err = os.MkdirAll(dir, 0o755)
-	}
-	if err == nil {
-		err = goBuild(ctx, root, "-o", filepath.Join(dir, "skillgate"), "./cmd/skillgate")
-	}
+	gateway, err := buildGateway(ctx, root, bin)
 	if err != nil {
 		return err
 	}
 	started := time.Now()
-	res := runSustained(ctx, binaries{Gateway: filepath.Join(dir, "skillgate")}, plan, log)
+	res := runSustained(ctx, binaries{Gateway: gateway}, plan, log)
 	var b strings.Builder
 	fmt.Fprintf(&b, "## skillgate-bench sandbox\n\n- date: %s (took %s)\n- machine: %s\n- command: `%s`\n\n",
 		started.UTC().Format("2006-01-02 15:04 MST"), time.Since(started).Round(time.Second), machine(),
@@ -61,4 +55,17 @@ func cmdSandbox(ctx context.Context, args []string, stdout io.Writer, log zerolo
 		}
 	}
 	return res.Err
+}
+
+// buildGateway builds the gateway of the repository at root into binDir
+// and returns the binary's absolute path.
+func buildGateway(ctx context.Context, root, binDir string) (string, error) {
+	dir, err := filepath.Abs(binDir)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = goBuild(ctx, root, "-o", filepath.Join(dir, "skillgate"), "./cmd/skillgate")
+	}
+	return filepath.Join(dir, "skillgate"), err
 }

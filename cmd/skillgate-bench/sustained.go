@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-
-	"github.com/skillgate/skillgate/session"
 )
 
 // Targets of sustained trivial run_code (issue 12), as ratios to a bare
@@ -119,14 +116,11 @@ func (res *sustainedResult) measureCold(ctx context.Context, bins binaries, log 
 		return err
 	}
 	defer srv.stop()
-	conn, err := session.Dial(ctx, srv.Addr, nil, session.ClientConfig(), nil)
+	conn, err := dialInitialized(ctx, srv.Addr)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if _, err = conn.Call(ctx, "Initialize", json.RawMessage(`{"protocol_version":"1.0"}`)); err != nil {
-		return err
-	}
 	for round := 0; round < res.Plan.Rounds; round++ {
 		if err := pacedRuns(ctx, conn, []byte(trivialRunCode), res.Plan.Cold, &res.Cold); err != nil {
 			return err
