@@ -120,14 +120,7 @@ func (res *preloadResult) measure(ctx context.Context, bins binaries, log zerolo
 		if err := bareStarts(ctx, bare, plan.Paced, &res.Bare); err != nil {
 			return err
 		}
-		cfg := loadConfig{
-			Target: target{Addr: srv.Addr, Timeout: 60 * time.Second}, Conns: preloadConcurrency, Depth: 1,
-			Duration: plan.Duration, Warmup: plan.Duration / 4, Method: "run_code", Params: plan.params(),
-		}
-		lr, err := runLoad(ctx, cfg, log)
-		if err == nil && lr.Errors > 0 {
-			err = fmt.Errorf("run_code answered %d errors: %v", lr.Errors, lr.ErrorCodes)
-		}
+		lr, err := runCodeWindow(ctx, srv.Addr, plan.params(), preloadConcurrency, plan.Duration, log)
 		if err != nil {
 			return err
 		}

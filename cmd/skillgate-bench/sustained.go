@@ -81,15 +81,7 @@ func (res *sustainedResult) measureWarm(ctx context.Context, bins binaries, log 
 	log.Info().Int("rounds", res.Plan.Rounds).Dur("window", res.Plan.Duration).Msg("sustained run_code against bare spawns")
 	for round := 0; round < res.Plan.Rounds; round++ {
 		for _, p := range res.Points {
-			cfg := loadConfig{
-				Target: target{Addr: srv.Addr, Timeout: 60 * time.Second}, Conns: p.Conc, Depth: 1,
-				Duration: res.Plan.Duration, Warmup: res.Plan.Duration / 4,
-				Method: "run_code", Params: []byte(trivialRunCode),
-			}
-			lr, err := runLoad(ctx, cfg, log)
-			if err == nil && lr.Errors > 0 {
-				err = fmt.Errorf("run_code answered %d errors: %v", lr.Errors, lr.ErrorCodes)
-			}
+			lr, err := runCodeWindow(ctx, srv.Addr, []byte(trivialRunCode), p.Conc, res.Plan.Duration, log)
 			if err != nil {
 				return err
 			}
@@ -105,6 +97,21 @@ func (res *sustainedResult) measureWarm(ctx context.Context, bins binaries, log 
 		}
 	}
 	return nil
+}
+
+// runCodeWindow calls run_code with params back to back from conc
+// connections for d (after a warm-up of a quarter of it); any error answer
+// fails it.
+func runCodeWindow(ctx context.Context, addr string, params []byte, conc int, d time.Duration, log zerolog.Logger) (*loadResult, error) {
+	cfg := loadConfig{
+		Target: target{Addr: addr, Timeout: 60 * time.Second}, Conns: conc, Depth: 1,
+		Duration: d, Warmup: d / 4, Method: "run_code", Params: params,
+	}
+	lr, err := runLoad(ctx, cfg, log)
+	if err == nil && lr.Errors > 0 {
+		err = fmt.Errorf("run_code answered %d errors: %v", lr.Errors, lr.ErrorCodes)
+	}
+	return lr, err
 }
 
 // measureCold runs trivial calls on a gateway whose pool is off, paced so
