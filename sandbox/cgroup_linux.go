@@ -166,6 +166,11 @@ func enableLine(controllers []string) string {
 // cgroup with processes cannot enable controllers for its children), else
 // its parent, which already enables them for its children.
 func v2Base(own string) (string, []string, error) {
+	if filepath.Base(own) == gatewayLeaf {
+		// This process moved into its leaf before (an earlier Runner):
+		// the directory above is the one it set up.
+		own = filepath.Dir(own)
+	}
 	avail, err := listedControllers(own, "cgroup.controllers")
 	if err != nil || len(avail) == 0 {
 		return own, nil, err

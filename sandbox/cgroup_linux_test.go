@@ -136,6 +136,14 @@ func TestV2Base(t *testing.T) {
 	assert.Empty(t, avail)
 	assert.NoFileExists(t, filepath.Join(dir, "cgroup.subtree_control"))
 
+	// A process already in its leaf uses the directory above it, not a
+	// leaf of the leaf.
+	leaf := filepath.Join(dir, gatewayLeaf)
+	require.NoError(t, os.Mkdir(leaf, 0o755))
+	base, _, err = v2Base(leaf)
+	require.NoError(t, err)
+	assert.Equal(t, dir, base)
+
 	_, _, err = v2Base(filepath.Join(dir, "absent"))
 	assert.ErrorContains(t, err, "no such file")
 }
@@ -234,16 +242,30 @@ func TestGivenCgroupNeverLeaves(t *testing.T) {
 	// test does not disturb dir (which other tests use).
 	given := filepath.Join(dir, "given-"+strconv.Itoa(os.Getpid()))
 	require.NoError(t, os.Mkdir(given, 0o755))
+	self, err := os.ReadFile("/proc/self/cgroup")
+	require.NoError(t, err)
+	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	own, ok := detectV2(string(self), string(mountinfo))
+	require.True(t, ok, "no cgroup v2 here")
+	origin := own.dir
 	ctl := filepath.Join(dir, "cgroup.subtree_control")
 	if _, err := enableControllers(ctl, avail); err != nil {
 		// dir holds this process: move it into the leaf first, as the
 		// gateway would.
 		_, _, err = enterLeaf(dir, ctl, avail)
 		require.NoError(t, err)
+		origin = filepath.Join(dir, gatewayLeaf)
 	}
+	avail, err = listedControllers(given, "cgroup.controllers")
+	require.NoError(t, err)
 	t.Cleanup(func() {
-		home := filepath.Join(dir, gatewayLeaf)
-		_ = writeFile(filepath.Join(home, "cgroup.procs"), strconv.Itoa(os.Getpid()))
+		// Back to where this process was; only then may given go
+		// (removeCgroup kills what is left in it).
+		if err := writeFile(filepath.Join(origin, "cgroup.procs"), strconv.Itoa(os.Getpid())); err != nil {
+			t.Errorf("leave %s: %v", given, err)
+			return
+		}
 		_ = os.Remove(filepath.Join(given, gatewayLeaf))
 		assert.NoError(t, removeCgroup(given))
 	})
@@ -265,7 +287,7 @@ func TestGivenCgroupNeverLeaves(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, given, base, "the runs' cgroups go below the given directory")
 	assert.Equal(t, avail, enabled)
-	self, err := os.ReadFile("/proc/self/cgroup")
+	self, err = os.ReadFile("/proc/self/cgroup")
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(strings.TrimSpace(string(self)), "/"+filepath.Base(given)+"/"+gatewayLeaf),
 		"the gateway moved into a leaf of the given directory: %s", self)
