@@ -364,7 +364,7 @@ func TestDelegatedCgroupV2(t *testing.T) {
 	requireCompleted(t, res)
 	assertHealthyAndClean(t, r)
 	if slices.Contains(avail, "pids") {
-		out := output(t, run(t, r, countForksAndThreads, nil))
+		out := output(t, run(t, r, countForksAndThreads, nil, withTimeout(60*time.Second)))
 		assert.Less(t, out["processes"], float64(r.cfg.Pids), "pids.max holds")
 	}
 }
