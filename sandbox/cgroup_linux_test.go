@@ -148,6 +148,26 @@ func TestV2Base(t *testing.T) {
 	assert.ErrorContains(t, err, "no such file")
 }
 
+// TestV2Given: a given directory is used as it is, never its parent; the
+// case where processes stand in the way needs a real cgroup
+// (TestGivenCgroupNeverLeaves).
+func TestV2Given(t *testing.T) {
+	dir := fakeCgroupDir(t, map[string]string{"cgroup.controllers": "cpu memory pids\n", "cgroup.subtree_control": ""})
+	base, avail, err := v2Given(dir)
+	require.NoError(t, err)
+	assert.Equal(t, dir, base)
+	assert.Equal(t, []string{"memory", "pids", "cpu"}, avail)
+
+	dir = fakeCgroupDir(t, map[string]string{"cgroup.controllers": "io\n"})
+	base, avail, err = v2Given(dir)
+	require.NoError(t, err)
+	assert.Equal(t, dir, base, "no controllers: runs are still placed there")
+	assert.Empty(t, avail)
+
+	_, _, err = v2Given(filepath.Join(dir, "absent"))
+	assert.ErrorContains(t, err, "no such file")
+}
+
 func TestEnableControllers(t *testing.T) {
 	dir := fakeCgroupDir(t, map[string]string{"cgroup.subtree_control": ""})
 	ctl := filepath.Join(dir, "cgroup.subtree_control")
