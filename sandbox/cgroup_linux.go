@@ -101,18 +101,19 @@ func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgr
 		return t, err
 	}
 	t.controllers = slices.Clone(requiredControllers)
-	dirs := []string{layout.dirs["memory"], layout.dirs["pids"]}
-	if layout.cpuDir != "" {
-		t.controllers = append(t.controllers, cpuController)
-		dirs = append(dirs, layout.cpuDir)
-	}
-	for _, d := range dirs {
+	for _, d := range []string{layout.dirs["memory"], layout.dirs["pids"]} {
 		root := filepath.Join(d, name)
 		if err := os.Mkdir(root, 0o755); err != nil {
 			_ = t.close()
 			return nil, fmt.Errorf("create cgroup %s: %w", root, err)
 		}
 		t.roots = append(t.roots, root)
+	}
+	// The cpu hierarchy is optional: where it is not writable, runs have
+	// no CPU share limit (the report says so) rather than no cgroup.
+	if layout.cpuDir != "" && os.Mkdir(filepath.Join(layout.cpuDir, name), 0o755) == nil {
+		t.controllers = append(t.controllers, cpuController)
+		t.roots = append(t.roots, filepath.Join(layout.cpuDir, name))
 	}
 	return t, nil
 }
