@@ -36,6 +36,10 @@ func TestDetectCgroups(t *testing.T) {
 		"memory": "/sys/fs/cgroup/memory/process_api/abc",
 		"pids":   "/sys/fs/cgroup/pids",
 	}, l.dirs)
+	assert.Equal(t, "/sys/fs/cgroup/cpu,cpuacct", l.cpuDir, "the optional cpu hierarchy")
+	l, err = detectCgroups("8:pids:/\n4:memory:/\n", hybridMounts)
+	require.NoError(t, err)
+	assert.Empty(t, l.cpuDir, "no cpu line in /proc/self/cgroup")
 
 	l, err = detectCgroups("0::/system.slice/skillgate.service\n",
 		"40 1 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n")
