@@ -45,7 +45,7 @@ SCRATCH_TESTS := ^(TestIsolation.*|TestAbuse.*|TestRunProcessesKeepDefaultSignal
 .PHONY: help build run test setup lint vet fmt-check staticcheck unit skipcheck test-scratch soak test-rootless fuzz bench bench-rootless docs clean mutation mutation-recheck
 
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## Build bin/skillgate
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skillgate
@@ -53,7 +53,7 @@ build: ## Build bin/skillgate
 run: build ## Run the gateway with the example skills (framed :7400, HTTP :8080, metrics :9400)
 	$(BIN) serve --log-format console --skills-dir examples/skills --data-dir .data $(RUN_ARGS)
 
-test: setup lint unit test-scratch test-rootless fuzz test-clients test-mcp-conformance ## Lint, race-enabled tests (the sandbox suites on both paths; as root: again as an unprivileged user), a few seconds of every fuzz target, the client suites, MCP conformance
+test: setup lint unit test-scratch test-rootless test-cgroup2 fuzz test-clients test-mcp-conformance ## Lint, race-enabled tests (the sandbox suites on both paths; as root: again as an unprivileged user, and in a cgroup v2 VM), a few seconds of every fuzz target, the client suites, MCP conformance
 
 setup: ## Install what the tests need when missing (Debian packages, MinIO, HAProxy; as root)
 	./.ci/setup
@@ -91,6 +91,10 @@ test-python: build ## Python client tests (clients/python) against bin/skillgate
 
 test-rootless: ## As root: the sandbox and gateway tests again as user skillgate-rootless (rootless mode); fails if that mode cannot work
 	./.ci/test-rootless
+
+.PHONY: test-cgroup2
+test-cgroup2: ## As root: boot Debian's kernel in qemu on cgroup v2 and run the sandbox's limits and isolation tests there, root and rootless (skips without qemu unless CI)
+	./.ci/test-cgroup2
 
 fuzz: ## Run every Fuzz target of both modules for FUZZTIME (default 3s)
 	./.ci/fuzz $(FUZZTIME)

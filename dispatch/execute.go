@@ -136,7 +136,7 @@ func (d *Dispatcher) executeSkill(ctx context.Context, call *Call) (any, error) 
 		network: s.Manifest.Permissions.Network,
 		job: sandbox.Job{
 			EntrySkill: s.Manifest.Name, EntryModule: rt.Entrypoint, Entrypoint: rt.Export,
-			Args: args, Env: d.secrets(s), Timeout: time.Duration(timeout) * time.Millisecond,
+			Args: args, Env: d.secrets(s), Timeout: time.Duration(timeout) * time.Millisecond, CPUs: rt.CPUs,
 		},
 	}
 	if len(violations) > 0 {

@@ -216,6 +216,22 @@ func TestSecretsPassedOnlyWhenDeclared(t *testing.T) {
 	assert.Equal(t, map[string]string{"ACME_API_KEY": "k-123"}, r.last().Env)
 }
 
+// A skill's [runtime] cpus reaches its runs' job (the sandbox caps it by
+// --run-cpus); run_code asks for none.
+func TestSkillCPUsReachTheJob(t *testing.T) {
+	dir := t.TempDir()
+	toml := "name = \"acme.busy.loop\"\nversion = \"1.0.0\"\ndescription = \"Spins.\"\nkind = \"action\"\n" +
+		"[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\nexport = \"main\"\ncpus = 0.5\n"
+	writeSkill(t, dir, "acme.busy.loop", "1.0.0", map[string]string{"skill.toml": toml})
+	e, r := newExecEnvIn(t, dir, completed(`{}`))
+	_, err := e.httpFront("").call("execute_skill", `{"name":"acme.busy.loop"}`)
+	require.Nil(t, err)
+	assert.Equal(t, 0.5, r.last().CPUs)
+	_, err = e.httpFront("").call("run_code", `{"language":"python","code":"def main(args):\n    return 1\n"}`)
+	require.Nil(t, err)
+	assert.Zero(t, r.last().CPUs)
+}
+
 // A client that disconnects cancels its runs.
 func TestDisconnectCancelsRun(t *testing.T) {
 	started, canceled := make(chan struct{}), make(chan struct{})

@@ -11,12 +11,25 @@ import (
 // Controllers every run needs.
 var requiredControllers = []string{"memory", "pids"}
 
+// cpuController bounds a run's CPU share (cpu.max on v2, the CFS quota on
+// v1) where the hierarchy has it; without it the share is unbounded, a
+// gap the enforcement report names, not a reason to refuse runs.
+const cpuController = "cpu"
+
+// wantedControllers are the controllers a run's cgroup gets where its
+// hierarchy offers them.
+var wantedControllers = append(append([]string(nil), requiredControllers...), cpuController)
+
 // cgroupLayout says where this process's own cgroups are: one directory per
 // controller on cgroup v1, or the single unified directory on v2.
 type cgroupLayout struct {
 	v2   bool
 	dirs map[string]string // controller -> own cgroup directory (v1)
-	dir  string            // own unified directory (v2)
+	// cpuDir is the own directory in a v1 cpu hierarchy, if any.
+	cpuDir string
+	dir    string // own unified directory (v2)
+	// given: dir is Config.CgroupDir, which the runs' cgroups never leave.
+	given bool
 }
 
 // mountEntry is a cgroup filesystem from /proc/self/mountinfo.
@@ -118,7 +131,7 @@ func detectCgroups(procCgroup, mountinfo string) (*cgroupLayout, error) {
 		}
 	}
 	if len(v1) == len(requiredControllers) {
-		return &cgroupLayout{dirs: v1}, nil
+		return &cgroupLayout{dirs: v1, cpuDir: v1CPUDir(own, mounts)}, nil
 	}
 	if v2, ok := detectV2(procCgroup, mountinfo); ok {
 		return v2, nil
@@ -129,6 +142,38 @@ func detectCgroups(procCgroup, mountinfo string) (*cgroupLayout, error) {
 		}
 	}
 	return nil, fmt.Errorf("no usable cgroup hierarchy")
+}
+
+// v1CPUDir finds this process's own directory in a v1 hierarchy with the
+// cpu controller (often mounted together with cpuacct).
+func v1CPUDir(own map[string]string, mounts []mountEntry) string {
+	path, in := own[cpuController]
+	if !in {
+		return ""
+	}
+	for _, m := range mounts {
+		if m.fstype != "cgroup" || !slices.Contains(m.options, cpuController) {
+			continue
+		}
+		if dir, ok := cgroupDir(m, path); ok {
+			return dir
+		}
+	}
+	return ""
+}
+
+// cpuPeriod is the CFS period a run's CPU quota is a share of, in
+// microseconds (the kernel's default): a run at 0.5 CPUs runs at most
+// 50 ms of every 100 ms, across all of its threads.
+const cpuPeriod = 100_000
+
+// cpuQuota converts a number of CPUs into a quota per cpuPeriod; 0 means
+// no limit. The kernel refuses a quota under 1 ms.
+func cpuQuota(cpus float64) int64 {
+	if cpus <= 0 {
+		return 0
+	}
+	return max(int64(cpus*cpuPeriod+0.5), 1000)
 }
 
 // detectV2 finds this process's own cgroup v2 directory.

@@ -23,6 +23,7 @@ const cgroupPrefix = "skillgate-"
 type cgroupLimits struct {
 	memory int64
 	pids   int
+	cpus   float64 // 0: no CPU share limit
 }
 
 // cgroupTree is the Runner's parent cgroup (one per v1 controller).
@@ -30,9 +31,9 @@ type cgroupTree struct {
 	layout *cgroupLayout
 	roots  []string // runner directories, one per hierarchy
 	limits cgroupLimits
-	// controllers are those of requiredControllers the runs' cgroups
-	// have; rlimits stand in for the others (cgroup v2 only: a delegated
-	// cgroup whose host binds memory or pids to cgroup v1).
+	// controllers are those of wantedControllers the runs' cgroups
+	// have; rlimits stand in for missing memory or pids (cgroup v2 only:
+	// a delegated cgroup whose host binds them to cgroup v1).
 	controllers []string
 }
 
@@ -41,6 +42,7 @@ type runCgroup struct {
 	v2          bool
 	dirs        []string // memory first
 	controllers []string
+	cpuDir      string // where the CPU quota goes; "" without the cpu controller
 }
 
 // cgroupLayouts lists where the Runner may create its cgroups, best first:
@@ -56,7 +58,7 @@ func cgroupLayouts(cfg *Config, mode Mode) ([]*cgroupLayout, error) {
 		if st.Type != unix.CGROUP2_SUPER_MAGIC {
 			return nil, fmt.Errorf("cgroup dir %s is not on a cgroup v2 file system", cfg.CgroupDir)
 		}
-		return []*cgroupLayout{{v2: true, dir: cfg.CgroupDir}}, nil
+		return []*cgroupLayout{{v2: true, dir: cfg.CgroupDir, given: true}}, nil
 	}
 	self, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -82,7 +84,11 @@ func cgroupLayouts(cfg *Config, mode Mode) ([]*cgroupLayout, error) {
 func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgroupTree, error) {
 	t := &cgroupTree{layout: layout, limits: limits}
 	if layout.v2 {
-		base, avail, err := v2Base(layout.dir)
+		pick := v2Base
+		if layout.given {
+			pick = v2Given
+		}
+		base, avail, err := pick(layout.dir)
 		if err != nil {
 			return nil, err
 		}
@@ -90,22 +96,49 @@ func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgr
 		if err := os.Mkdir(root, 0o755); err != nil {
 			return nil, fmt.Errorf("create cgroup %s: %w", root, err)
 		}
-		t.roots, t.controllers = []string{root}, avail
-		if len(avail) == 0 {
-			return t, nil
-		}
-		return t, writeFile(filepath.Join(root, "cgroup.subtree_control"), enableLine(avail))
+		t.roots = []string{root}
+		t.controllers, err = enableControllers(filepath.Join(root, "cgroup.subtree_control"), avail)
+		return t, err
 	}
-	t.controllers = requiredControllers
-	for _, c := range requiredControllers {
-		root := filepath.Join(layout.dirs[c], name)
+	t.controllers = slices.Clone(requiredControllers)
+	for _, d := range []string{layout.dirs["memory"], layout.dirs["pids"]} {
+		root := filepath.Join(d, name)
 		if err := os.Mkdir(root, 0o755); err != nil {
-			t.close()
+			_ = t.close()
 			return nil, fmt.Errorf("create cgroup %s: %w", root, err)
 		}
 		t.roots = append(t.roots, root)
 	}
+	// The cpu hierarchy is optional: where it is not writable, runs have
+	// no CPU share limit (the report says so) rather than no cgroup.
+	if layout.cpuDir != "" && os.Mkdir(filepath.Join(layout.cpuDir, name), 0o755) == nil {
+		t.controllers = append(t.controllers, cpuController)
+		t.roots = append(t.roots, filepath.Join(layout.cpuDir, name))
+	}
 	return t, nil
+}
+
+// enableControllers enables avail for the children of the cgroup whose
+// subtree_control file is ctl, and returns those enabled: memory and pids
+// must be (an error otherwise, EBUSY while the cgroup holds processes);
+// cpu is left out when the kernel refuses it (a realtime thread in the
+// subtree does that), and runs then have no CPU share limit.
+func enableControllers(ctl string, avail []string) ([]string, error) {
+	var required []string
+	for _, c := range avail {
+		if c != cpuController {
+			required = append(required, c)
+		}
+	}
+	if len(required) > 0 {
+		if err := writeFile(ctl, enableLine(required)); err != nil {
+			return nil, err
+		}
+	}
+	if len(required) < len(avail) && writeFile(ctl, enableLine([]string{cpuController})) == nil {
+		return avail, nil
+	}
+	return required, nil
 }
 
 // has reports whether runs' cgroups have controller c.
@@ -134,38 +167,132 @@ func enableLine(controllers []string) string {
 // cgroup with processes cannot enable controllers for its children), else
 // its parent, which already enables them for its children.
 func v2Base(own string) (string, []string, error) {
+	if filepath.Base(own) == gatewayLeaf {
+		// This process moved into its leaf before (an earlier Runner):
+		// the directory above is the one it set up.
+		own = filepath.Dir(own)
+	}
 	avail, err := listedControllers(own, "cgroup.controllers")
 	if err != nil || len(avail) == 0 {
 		return own, nil, err
 	}
 	ctl := filepath.Join(own, "cgroup.subtree_control")
-	err = writeFile(ctl, enableLine(avail))
+	enabled, err := enableControllers(ctl, avail)
 	if !errors.Is(err, syscall.EBUSY) {
-		return own, avail, err
+		return own, enabled, err
 	}
-	procs, _ := os.ReadFile(filepath.Join(own, "cgroup.procs"))
-	if strings.TrimSpace(string(procs)) == strconv.Itoa(os.Getpid()) {
-		leaf := filepath.Join(own, cgroupPrefix+"gateway")
-		if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return "", nil, err
-		}
-		if err := writeFile(filepath.Join(leaf, "cgroup.procs"), strconv.Itoa(os.Getpid())); err != nil {
-			return "", nil, fmt.Errorf("move into %s: %w", leaf, err)
-		}
-		return own, avail, writeFile(ctl, enableLine(avail))
+	if others, self := cgroupMembers(own); len(others) == 0 && self {
+		return enterLeaf(own, ctl, avail)
 	}
 	parent := filepath.Dir(own)
-	enabled, err := listedControllers(parent, "cgroup.subtree_control")
-	if err == nil && len(enabled) < len(avail) {
+	enabled, err = listedControllers(parent, "cgroup.subtree_control")
+	if err == nil && len(requiredIn(enabled)) < len(requiredIn(avail)) {
 		err = fmt.Errorf("enables only %q for its children", strings.Join(enabled, " "))
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("cgroup v2 %s holds other processes and its parent %w; run the gateway in a cgroup of its own (systemd Delegate=yes)", own, err)
 	}
-	return parent, avail, nil
+	return parent, enabled, nil
 }
 
-// listedControllers returns those of requiredControllers that dir's
+// requiredIn returns those of cs that are requiredControllers.
+func requiredIn(cs []string) []string {
+	var out []string
+	for _, c := range cs {
+		if slices.Contains(requiredControllers, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// v2Given is v2Base for a directory the operator named
+// (Config.CgroupDir): the runs' cgroups go below it and nowhere else. Its
+// parent is not the gateway's to use (a delegated directory's parent
+// typically belongs to root), so when the directory holds processes the
+// gateway moves itself into a leaf of it, and when others remain it names
+// them instead of climbing out.
+func v2Given(dir string) (string, []string, error) {
+	avail, err := listedControllers(dir, "cgroup.controllers")
+	if err != nil || len(avail) == 0 {
+		return dir, nil, err
+	}
+	ctl := filepath.Join(dir, "cgroup.subtree_control")
+	enabled, err := enableControllers(ctl, avail)
+	if !errors.Is(err, syscall.EBUSY) {
+		return dir, enabled, err
+	}
+	others, self := cgroupMembers(dir)
+	if len(others) > 0 {
+		return "", nil, fmt.Errorf("cgroup v2 %s cannot enable %s for the runs' cgroups while it holds other processes: %s; "+
+			"move them into a cgroup below it (or start the gateway from an empty one)",
+			dir, strings.Join(avail, " and "), describeProcs(others))
+	}
+	if !self {
+		// Emptied since the first try: enabling may work now.
+		enabled, err = enableControllers(ctl, avail)
+		return dir, enabled, err
+	}
+	return enterLeaf(dir, ctl, avail)
+}
+
+// gatewayLeaf is the cgroup the gateway moves itself into when it sits in
+// the directory where its runs' cgroups go: cgroup v2 lets only a cgroup
+// without processes enable controllers for its children.
+const gatewayLeaf = cgroupPrefix + "gateway"
+
+// enterLeaf moves this process (every thread: cgroup.procs moves the
+// whole thread group) into dir's gateway leaf, then enables avail in dir;
+// it returns dir and the controllers enabled.
+func enterLeaf(dir, ctl string, avail []string) (string, []string, error) {
+	leaf := filepath.Join(dir, gatewayLeaf)
+	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", nil, fmt.Errorf("create cgroup %s: %w", leaf, err)
+	}
+	if err := writeFile(filepath.Join(leaf, "cgroup.procs"), strconv.Itoa(os.Getpid())); err != nil {
+		return "", nil, fmt.Errorf("move the gateway into %s: %w", leaf, err)
+	}
+	enabled, err := enableControllers(ctl, avail)
+	return dir, enabled, err
+}
+
+// cgroupMembers reads dir's processes: the pids other than this process,
+// and whether this process is one of them.
+func cgroupMembers(dir string) (others []int, self bool) {
+	data, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		switch {
+		case err != nil:
+		case pid == os.Getpid():
+			self = true
+		default:
+			others = append(others, pid)
+		}
+	}
+	return others, self
+}
+
+// describeProcs names processes for an error: "pid 12 (bash), pid 40
+// (sleep)", at most a few of them.
+func describeProcs(pids []int) string {
+	const shown = 5
+	var parts []string
+	for _, pid := range pids[:min(len(pids), shown)] {
+		comm, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+		name := strings.TrimSpace(string(comm))
+		if err != nil || name == "" {
+			name = "?"
+		}
+		parts = append(parts, fmt.Sprintf("pid %d (%s)", pid, name))
+	}
+	if len(pids) > shown {
+		parts = append(parts, fmt.Sprintf("and %d more", len(pids)-shown))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// listedControllers returns those of wantedControllers that dir's
 // controller list file names.
 func listedControllers(dir, file string) ([]string, error) {
 	have, err := os.ReadFile(filepath.Join(dir, file))
@@ -173,7 +300,7 @@ func listedControllers(dir, file string) ([]string, error) {
 		return nil, fmt.Errorf("cgroup v2 %s: %w", dir, err)
 	}
 	var out []string
-	for _, c := range requiredControllers {
+	for _, c := range wantedControllers {
 		if slices.Contains(strings.Fields(string(have)), c) {
 			out = append(out, c)
 		}
@@ -191,13 +318,16 @@ func (t *cgroupTree) create(name string) (*runCgroup, error) {
 	for _, root := range t.roots {
 		dir := filepath.Join(root, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			cg.destroy()
+			_ = cg.destroy()
 			return nil, fmt.Errorf("create cgroup: %w", err)
 		}
 		cg.dirs = append(cg.dirs, dir)
 	}
+	if t.has(cpuController) {
+		cg.cpuDir = cg.dirs[len(cg.dirs)-1] // v2: the one directory; v1: the cpu hierarchy's, last
+	}
 	if err := cg.limit(t.limits); err != nil {
-		cg.destroy()
+		_ = cg.destroy()
 		return nil, err
 	}
 	return cg, nil
@@ -215,6 +345,7 @@ func (cg *runCgroup) limit(l cgroupLimits) error {
 		if slices.Contains(cg.controllers, "pids") {
 			errs = append(errs, writeFile(filepath.Join(d, "pids.max"), pids))
 		}
+		errs = append(errs, cg.setCPUs(l.cpus))
 		return errors.Join(errs...)
 	}
 	memDir, pidsDir := cg.dirs[0], cg.dirs[1]
@@ -222,7 +353,66 @@ func (cg *runCgroup) limit(l cgroupLimits) error {
 		return err
 	}
 	_ = writeFile(filepath.Join(memDir, "memory.memsw.limit_in_bytes"), mem) // absent without swap accounting
-	return writeFile(filepath.Join(pidsDir, "pids.max"), pids)
+	if err := writeFile(filepath.Join(pidsDir, "pids.max"), pids); err != nil {
+		return err
+	}
+	return cg.setCPUs(l.cpus)
+}
+
+// setCPUs bounds the run's CPU share to cpus CPUs (0: no bound). The
+// quota may change while the run goes on: a job's own limit replaces the
+// default its pre-started cgroup got. Without the cpu controller it does
+// nothing (the enforcement report names that gap).
+func (cg *runCgroup) setCPUs(cpus float64) error {
+	if cg == nil || cg.cpuDir == "" {
+		return nil
+	}
+	quota := cpuQuota(cpus)
+	if cg.v2 {
+		value := "max " + strconv.Itoa(cpuPeriod)
+		if quota > 0 {
+			value = strconv.FormatInt(quota, 10) + " " + strconv.Itoa(cpuPeriod)
+		}
+		if err := writeFile(filepath.Join(cg.cpuDir, "cpu.max"), value); err != nil {
+			return fmt.Errorf("set cpu.max: %w", err)
+		}
+		return nil
+	}
+	if quota == 0 {
+		quota = -1
+	}
+	if err := writeFile(filepath.Join(cg.cpuDir, "cpu.cfs_period_us"), strconv.Itoa(cpuPeriod)); err != nil {
+		return fmt.Errorf("set cpu.cfs_period_us: %w", err)
+	}
+	if err := writeFile(filepath.Join(cg.cpuDir, "cpu.cfs_quota_us"), strconv.FormatInt(quota, 10)); err != nil {
+		return fmt.Errorf("set cpu.cfs_quota_us: %w", err)
+	}
+	return nil
+}
+
+// cpuUsage reads the CPU time the run's processes used so far, in
+// microseconds: usage_usec of cpu.stat (v2) or cpuacct.usage (v1, where
+// cpuacct shares the cpu hierarchy). -1 when unknown.
+func (cg *runCgroup) cpuUsage() int64 {
+	if cg == nil || cg.cpuDir == "" {
+		return -1
+	}
+	if cg.v2 {
+		data, err := os.ReadFile(filepath.Join(cg.cpuDir, "cpu.stat"))
+		if err != nil {
+			return -1
+		}
+		return parseKeyed(string(data), "usage_usec")
+	}
+	data, err := os.ReadFile(filepath.Join(cg.cpuDir, "cpuacct.usage"))
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n / 1000
 }
 
 // attach moves pid into the cgroup (every hierarchy).

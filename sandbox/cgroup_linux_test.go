@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -34,6 +36,10 @@ func TestDetectCgroups(t *testing.T) {
 		"memory": "/sys/fs/cgroup/memory/process_api/abc",
 		"pids":   "/sys/fs/cgroup/pids",
 	}, l.dirs)
+	assert.Equal(t, "/sys/fs/cgroup/cpu,cpuacct", l.cpuDir, "the optional cpu hierarchy")
+	l, err = detectCgroups("8:pids:/\n4:memory:/\n", hybridMounts)
+	require.NoError(t, err)
+	assert.Empty(t, l.cpuDir, "no cpu line in /proc/self/cgroup")
 
 	l, err = detectCgroups("0::/system.slice/skillgate.service\n",
 		"40 1 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n")
@@ -112,12 +118,14 @@ func TestV2Base(t *testing.T) {
 	base, avail, err := v2Base(dir)
 	require.NoError(t, err)
 	assert.Equal(t, dir, base)
-	assert.Equal(t, []string{"memory", "pids"}, avail)
+	assert.Equal(t, []string{"memory", "pids", "cpu"}, avail)
 	got, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-	assert.Equal(t, "+memory +pids", string(got))
+	// A plain file keeps the tail of the longer first write: memory and
+	// pids first, then cpu on its own.
+	assert.Equal(t, "+cpu"+"ory +pids", string(got))
 
 	// A delegated cgroup on a host that keeps memory in cgroup v1.
-	dir = fakeCgroupDir(t, map[string]string{"cgroup.controllers": "cpu pids\n", "cgroup.subtree_control": ""})
+	dir = fakeCgroupDir(t, map[string]string{"cgroup.controllers": "cpuset pids\n", "cgroup.subtree_control": ""})
 	_, avail, err = v2Base(dir)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"pids"}, avail)
@@ -132,8 +140,181 @@ func TestV2Base(t *testing.T) {
 	assert.Empty(t, avail)
 	assert.NoFileExists(t, filepath.Join(dir, "cgroup.subtree_control"))
 
+	// A process already in its leaf uses the directory above it, not a
+	// leaf of the leaf.
+	leaf := filepath.Join(dir, gatewayLeaf)
+	require.NoError(t, os.Mkdir(leaf, 0o755))
+	base, _, err = v2Base(leaf)
+	require.NoError(t, err)
+	assert.Equal(t, dir, base)
+
 	_, _, err = v2Base(filepath.Join(dir, "absent"))
 	assert.ErrorContains(t, err, "no such file")
+}
+
+// TestV2Given: a given directory is used as it is, never its parent; the
+// case where processes stand in the way needs a real cgroup
+// (TestGivenCgroupNeverLeaves).
+func TestV2Given(t *testing.T) {
+	dir := fakeCgroupDir(t, map[string]string{"cgroup.controllers": "cpu memory pids\n", "cgroup.subtree_control": ""})
+	base, avail, err := v2Given(dir)
+	require.NoError(t, err)
+	assert.Equal(t, dir, base)
+	assert.Equal(t, []string{"memory", "pids", "cpu"}, avail)
+
+	dir = fakeCgroupDir(t, map[string]string{"cgroup.controllers": "io\n"})
+	base, avail, err = v2Given(dir)
+	require.NoError(t, err)
+	assert.Equal(t, dir, base, "no controllers: runs are still placed there")
+	assert.Empty(t, avail)
+
+	_, _, err = v2Given(filepath.Join(dir, "absent"))
+	assert.ErrorContains(t, err, "no such file")
+}
+
+func TestEnableControllers(t *testing.T) {
+	dir := fakeCgroupDir(t, map[string]string{"cgroup.subtree_control": ""})
+	ctl := filepath.Join(dir, "cgroup.subtree_control")
+	got, err := enableControllers(ctl, []string{"cpu"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cpu"}, got, "cpu alone")
+
+	// The kernel refusing cpu leaves runs without a CPU share limit; a
+	// directory (not a file) stands in for the refusal.
+	bad := t.TempDir()
+	got, err = enableControllers(bad, []string{"cpu"})
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	_, err = enableControllers(bad, []string{"memory", "cpu"})
+	assert.Error(t, err, "memory is required")
+}
+
+func TestCPUQuota(t *testing.T) {
+	for cpus, want := range map[float64]int64{0: 0, -1: 0, 0.01: 1000, 0.001: 1000, 0.5: 50_000, 1.5: 150_000, 2: 200_000, 0.333333: 33_333} {
+		assert.Equal(t, want, cpuQuota(cpus), "%v CPUs", cpus)
+	}
+}
+
+func TestRunCgroupCPUs(t *testing.T) {
+	dir := fakeCgroupDir(t, map[string]string{"cpu.max": "", "memory.max": "", "pids.max": ""})
+	cg := &runCgroup{v2: true, dirs: []string{dir}, controllers: wantedControllers, cpuDir: dir}
+	require.NoError(t, cg.limit(cgroupLimits{memory: 1 << 20, pids: 9, cpus: 1.5}))
+	got, _ := os.ReadFile(filepath.Join(dir, "cpu.max"))
+	assert.Equal(t, "150000 100000", string(got))
+	require.NoError(t, os.Truncate(filepath.Join(dir, "cpu.max"), 0)) // a real cgroup file takes each write whole
+	require.NoError(t, cg.setCPUs(0))
+	got, _ = os.ReadFile(filepath.Join(dir, "cpu.max"))
+	assert.Equal(t, "max 100000", string(got))
+	assert.Equal(t, int64(-1), cg.cpuUsage(), "no cpu.stat")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cpu.stat"), []byte("usage_usec 1234\nuser_usec 1000\n"), 0o644))
+	assert.Equal(t, int64(1234), cg.cpuUsage())
+
+	v1 := fakeCgroupDir(t, map[string]string{"cpu.cfs_quota_us": "", "cpu.cfs_period_us": "", "cpuacct.usage": "5000000\n"})
+	cg = &runCgroup{dirs: []string{v1, v1, v1}, cpuDir: v1}
+	require.NoError(t, cg.setCPUs(0.25))
+	for file, want := range map[string]string{"cpu.cfs_quota_us": "25000", "cpu.cfs_period_us": "100000"} {
+		got, _ := os.ReadFile(filepath.Join(v1, file))
+		assert.Equal(t, want, string(got), file)
+	}
+	require.NoError(t, os.Truncate(filepath.Join(v1, "cpu.cfs_quota_us"), 0))
+	require.NoError(t, cg.setCPUs(0))
+	got, _ = os.ReadFile(filepath.Join(v1, "cpu.cfs_quota_us"))
+	assert.Equal(t, "-1", string(got))
+	assert.Equal(t, int64(5000), cg.cpuUsage())
+
+	// Without the controller nothing is written, nothing fails.
+	cg = &runCgroup{v2: true, dirs: []string{t.TempDir()}}
+	require.NoError(t, cg.setCPUs(2))
+	assert.Equal(t, int64(-1), cg.cpuUsage())
+	assert.ErrorContains(t, (&runCgroup{v2: true, cpuDir: filepath.Join(dir, "absent")}).setCPUs(1), "cpu.max")
+}
+
+func TestDescribeProcs(t *testing.T) {
+	self := describeProcs([]int{os.Getpid()})
+	assert.Regexp(t, `^pid \d+ \(.+\)$`, self)
+	assert.Equal(t, "pid 2147483646 (?)", describeProcs([]int{2147483646}))
+	many := describeProcs([]int{1, 2, 3, 4, 5, 6, 7})
+	assert.True(t, strings.HasSuffix(many, "and 2 more"), many)
+}
+
+func TestCgroupMembers(t *testing.T) {
+	dir := fakeCgroupDir(t, map[string]string{"cgroup.procs": "12\n" + strconv.Itoa(os.Getpid()) + "\n40\n"})
+	others, self := cgroupMembers(dir)
+	assert.Equal(t, []int{12, 40}, others)
+	assert.True(t, self)
+	others, self = cgroupMembers(t.TempDir())
+	assert.Empty(t, others)
+	assert.False(t, self)
+}
+
+// TestGivenCgroupNeverLeaves uses a real cgroup v2 directory delegated to
+// this process's user (SKILLGATE_DELEGATED_CGROUP, with memory or pids:
+// the cgroup v2 stage makes one): while another process sits in it the
+// gateway names that process instead of climbing to the parent, and once
+// only the gateway is left it moves itself into a leaf of the directory.
+func TestGivenCgroupNeverLeaves(t *testing.T) {
+	dir := os.Getenv("SKILLGATE_DELEGATED_CGROUP")
+	if dir == "" {
+		t.Skip("SKILLGATE_DELEGATED_CGROUP names no delegated cgroup v2 directory")
+	}
+	avail, err := listedControllers(dir, "cgroup.controllers")
+	require.NoError(t, err)
+	if len(requiredIn(avail)) == 0 {
+		t.Skip("the delegated cgroup has neither memory nor pids: nothing to enable, so nothing stands in the way")
+	}
+	// A cgroup of the test's own below dir, delegated the same way: the
+	// test does not disturb dir (which other tests use).
+	given := filepath.Join(dir, "given-"+strconv.Itoa(os.Getpid()))
+	require.NoError(t, os.Mkdir(given, 0o755))
+	self, err := os.ReadFile("/proc/self/cgroup")
+	require.NoError(t, err)
+	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	own, ok := detectV2(string(self), string(mountinfo))
+	require.True(t, ok, "no cgroup v2 here")
+	origin := own.dir
+	ctl := filepath.Join(dir, "cgroup.subtree_control")
+	if _, err := enableControllers(ctl, avail); err != nil {
+		// dir holds this process: move it into the leaf first, as the
+		// gateway would.
+		_, _, err = enterLeaf(dir, ctl, avail)
+		require.NoError(t, err)
+		origin = filepath.Join(dir, gatewayLeaf)
+	}
+	avail, err = listedControllers(given, "cgroup.controllers")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// Back to where this process was; only then may given go
+		// (removeCgroup kills what is left in it).
+		if err := writeFile(filepath.Join(origin, "cgroup.procs"), strconv.Itoa(os.Getpid())); err != nil {
+			t.Errorf("leave %s: %v", given, err)
+			return
+		}
+		_ = os.Remove(filepath.Join(given, gatewayLeaf))
+		assert.NoError(t, removeCgroup(given))
+	})
+
+	sleeper := exec.Command("sleep", "60")
+	require.NoError(t, sleeper.Start())
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	require.NoError(t, writeFile(filepath.Join(given, "cgroup.procs"), strconv.Itoa(sleeper.Process.Pid)))
+	require.NoError(t, writeFile(filepath.Join(given, "cgroup.procs"), strconv.Itoa(os.Getpid())))
+
+	_, _, err = v2Given(given)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("pid %d (sleep)", sleeper.Process.Pid))
+	assert.NoFileExists(t, filepath.Join(given, gatewayLeaf, "cgroup.procs"), "the gateway stays put when it cannot succeed")
+
+	require.NoError(t, sleeper.Process.Kill())
+	_ = sleeper.Wait()
+	base, enabled, err := v2Given(given)
+	require.NoError(t, err)
+	assert.Equal(t, given, base, "the runs' cgroups go below the given directory")
+	assert.Equal(t, avail, enabled)
+	self, err = os.ReadFile("/proc/self/cgroup")
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(string(self)), "/"+filepath.Base(given)+"/"+gatewayLeaf),
+		"the gateway moved into a leaf of the given directory: %s", self)
 }
 
 func TestRunCgroupV2WithoutControllers(t *testing.T) {
@@ -207,7 +388,7 @@ func TestDelegatedCgroupV2(t *testing.T) {
 	requireCompleted(t, res)
 	assertHealthyAndClean(t, r)
 	if slices.Contains(avail, "pids") {
-		out := output(t, run(t, r, countForksAndThreads, nil))
+		out := output(t, run(t, r, countForksAndThreads, nil, withTimeout(60*time.Second)))
 		assert.Less(t, out["processes"], float64(r.cfg.Pids), "pids.max holds")
 	}
 }

@@ -65,6 +65,12 @@ type Config struct {
 	MemoryBytes int64
 	// Pids is the cgroup limit on processes and threads, default 64.
 	Pids int
+	// CPUs bounds a run's CPU share, in CPUs (1.5: 150 ms of CPU time per
+	// 100 ms period across the run's threads): cpu.max on cgroup v2, the
+	// CFS quota on v1. 0: no bound (a run may use every core). A job's
+	// own CPUs may lower it. Needs the cpu controller in the runs'
+	// cgroups; without it the enforcement report names the gap.
+	CPUs float64
 	// CPUTime is RLIMIT_CPU per process; 0 derives it from the run's
 	// timeout (rounded up to whole seconds).
 	CPUTime time.Duration
@@ -239,6 +245,7 @@ func (c Config) Validate() error {
 		{c.DefaultTimeout > c.MaxTimeout, "DefaultTimeout exceeds MaxTimeout"},
 		{c.MemoryBytes < 32<<20, "MemoryBytes is below 32 MiB"},
 		{c.Pids < 8, "Pids is below 8"},
+		{!validCPUs(c.CPUs), fmt.Sprintf("CPUs %v is not 0 or between %v and %d", c.CPUs, MinCPUs, MaxCPUs)},
 		{c.OpenFiles < 16, "OpenFiles is below 16"},
 		{c.FileSizeBytes < 0 || c.TmpBytes < 0 || c.WorkspaceBytes < 0, "a size is negative"},
 		{c.TmpBytes < 1<<20 || c.WorkspaceBytes < 1<<20, "TmpBytes and WorkspaceBytes must be at least 1 MiB"},
@@ -251,4 +258,18 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// The bounds of a CPU share (Config.CPUs, Job.CPUs): the kernel's smallest
+// quota is 1 ms per 100 ms period, and beyond a few hundred CPUs a quota
+// means nothing.
+const (
+	MinCPUs = 0.01
+	MaxCPUs = 1024
+)
+
+// validCPUs reports whether n is 0 (no bound) or a CPU share the cgroup
+// can take.
+func validCPUs(n float64) bool {
+	return n == 0 || n >= MinCPUs && n <= MaxCPUs
 }

@@ -86,7 +86,9 @@
 //
 // Memory and the number of processes and threads come from the cgroup
 // (v1 nested under the gateway's own cgroup, or v2; rlimits in rootless
-// mode without a writable one), CPU time from
+// mode without a writable one), the CPU share from the cgroup's cpu.max
+// (v2) or CFS quota (v1) where Config.CPUs or Job.CPUs asks for one and
+// the cpu controller is there, CPU time from
 // RLIMIT_CPU (Python is never pid 1, so SIGXCPU works, with a hard limit
 // one second later), wall time from a timer started when the job is
 // delivered, open files and file size from rlimits, disk from the tmpfs

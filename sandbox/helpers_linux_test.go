@@ -37,7 +37,7 @@ func testConfig() Config {
 	cfg := DefaultConfig()
 	cfg.Workers = 4
 	cfg.WarmPool = 2
-	cfg.DefaultTimeout = 10 * time.Second
+	cfg.DefaultTimeout = 10 * time.Second * timeScale
 	cfg.TmpBytes = 8 << 20
 	cfg.WorkspaceBytes = 8 << 20
 	cfg.FileSizeBytes = 4 << 20
@@ -126,7 +126,18 @@ func run(t testing.TB, r *Runner, code string, args any, edit ...func(*Job)) *Re
 	return res
 }
 
-func withTimeout(d time.Duration) func(*Job) { return func(j *Job) { j.Timeout = d } }
+func withTimeout(d time.Duration) func(*Job) { return func(j *Job) { j.Timeout = d * timeScale } }
+
+// timeScale stretches the runs' timeouts where every instruction is slow:
+// SKILLGATE_TEST_TIME_SCALE, set by the cgroup v2 stage when its VM is
+// emulated (TCG). Default 1.
+var timeScale = func() time.Duration {
+	n, err := strconv.Atoi(os.Getenv("SKILLGATE_TEST_TIME_SCALE"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return time.Duration(min(n, 20))
+}()
 
 // requireCompleted fails with the run's error and logs.
 func requireCompleted(t testing.TB, res *Result) {

@@ -78,6 +78,9 @@ type Job struct {
 	// Egress, when set, gives the run network access through it (see
 	// Egress); nil means no network.
 	Egress Egress
+	// CPUs bounds the run's CPU share (a skill's [runtime] cpus); 0
+	// means Config.CPUs, which also caps it.
+	CPUs float64
 	// Timeout is the wall-clock limit from job delivery; 0 means the
 	// default, and it is capped at Config.MaxTimeout.
 	Timeout time.Duration

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -176,7 +177,36 @@ func (r *Runner) describeLimits(e *Enforcement) {
 			e.Gaps = append(e.Gaps, why+": processes are bounded by RLIMIT_NPROC")
 		}
 	}
+	r.describeCPUShare(e, kind)
 }
+
+// describeCPUShare adds the CPU share to the report's cpu line: the
+// quota file per run, or why a run may use every core.
+func (r *Runner) describeCPUShare(e *Enforcement, kind string) {
+	file := "cpu.max"
+	if kind == enforcedCgroupV1 {
+		file = "CFS quota (cpu.cfs_quota_us)"
+	}
+	share := "no share limit (a skill's [runtime] cpus sets one)"
+	if r.cfg.CPUs > 0 {
+		share = fmt.Sprintf("at most %s CPUs (a skill's [runtime] cpus may lower it)", formatCPUs(r.cfg.CPUs))
+	}
+	if r.cgroups.has(cpuController) {
+		e.CPU += fmt.Sprintf("; %s %s per run: %s", kind, file, share)
+		return
+	}
+	e.CPU += "; no CPU share limit"
+	where := "no writable cgroup"
+	if r.cgroups != nil {
+		where = fmt.Sprintf("no cpu controller in %s", kind)
+	}
+	if r.cfg.CPUs > 0 {
+		e.Gaps = append(e.Gaps, where+": a run's CPU share is not limited (asked for "+formatCPUs(r.cfg.CPUs)+" CPUs): it may use every core")
+	}
+}
+
+// formatCPUs prints a CPU count without trailing zeros (1.5, 2, 0.25).
+func formatCPUs(n float64) string { return strconv.FormatFloat(n, 'f', -1, 64) }
 
 func cpuLimitText(cfg Config) string {
 	if cfg.CPUTime > 0 {

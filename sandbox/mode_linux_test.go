@@ -182,3 +182,35 @@ func TestDropCgroupsFallsBackToRlimits(t *testing.T) {
 	res := run(t, r, countForksAndThreads, nil)
 	assert.Less(t, output(t, res)["processes"], float64(r.cfg.Pids), "rlimits hold")
 }
+
+// TestEnforcementReportCPUShare: the cpu line names the quota file and the
+// share where the runs' cgroups have the cpu controller, and a gap where a
+// share was asked for and cannot be enforced.
+func TestEnforcementReportCPUShare(t *testing.T) {
+	tree := func(v2 bool, controllers ...string) *cgroupTree {
+		return &cgroupTree{layout: &cgroupLayout{v2: v2}, roots: []string{"/sys/fs/cgroup/d/skillgate-1-x"}, controllers: controllers}
+	}
+	r := &Runner{mode: ModeRoot, ids: ownIDMapper("x"), cfg: testConfig(), landlockABI: 6,
+		cgroups: tree(true, "memory", "pids", "cpu")}
+	r.cfg.CPUs = 1.5
+	e := r.describe()
+	assert.Contains(t, e.CPU, "; cgroup v2 cpu.max per run: at most 1.5 CPUs")
+	assert.NotContains(t, e.String(), "gap: no cpu")
+
+	r.cgroups = tree(false, "memory", "pids", "cpu")
+	assert.Contains(t, r.describe().CPU, "; cgroup v1 CFS quota (cpu.cfs_quota_us) per run: at most 1.5 CPUs")
+
+	r.cfg.CPUs = 0
+	r.cgroups = tree(true, "memory", "pids", "cpu")
+	assert.Contains(t, r.describe().CPU, "cpu.max per run: no share limit (a skill's [runtime] cpus sets one)")
+
+	r.cgroups = tree(true, "memory", "pids")
+	e = r.describe()
+	assert.Contains(t, e.CPU, "; no CPU share limit")
+	assert.NotContains(t, e.String(), "gap: no cpu", "none asked for: no gap")
+	r.cfg.CPUs = 0.5
+	assert.Contains(t, r.describe().String(), "gap: no cpu controller in cgroup v2: a run's CPU share is not limited (asked for 0.5 CPUs)")
+
+	r.cgroups, r.mode = nil, ModeRootless
+	assert.Contains(t, r.describe().String(), "gap: no writable cgroup: a run's CPU share is not limited (asked for 0.5 CPUs)")
+}

@@ -32,6 +32,7 @@ const (
 type plan struct {
 	job     Job
 	timeout time.Duration
+	cpus    float64 // the run's CPU share: Job.CPUs capped by Config.CPUs
 	msg     jobMessage
 }
 
@@ -99,6 +100,10 @@ func (p *plan) checkBasics(cfg Config) error {
 	default:
 		p.timeout = min(job.Timeout, cfg.MaxTimeout)
 	}
+	if !validCPUs(job.CPUs) {
+		return fmt.Errorf("cpus must be 0 or between %v and %d, not %v", MinCPUs, MaxCPUs, job.CPUs)
+	}
+	p.cpus = runCPUs(cfg.CPUs, job.CPUs)
 	args := bytes.TrimSpace(job.Args)
 	if len(args) == 0 {
 		args = []byte("{}")
@@ -279,6 +284,18 @@ func inputBlobFile(id string) string {
 		return f
 	}
 	return id
+}
+
+// runCPUs is a run's CPU share: the job's, capped by the gateway's (0
+// on either side means no bound from that side).
+func runCPUs(gateway, job float64) float64 {
+	switch {
+	case job == 0:
+		return gateway
+	case gateway == 0:
+		return job
+	}
+	return min(gateway, job)
 }
 
 // cpuSeconds is the per-process CPU budget: cfg.CPUTime, else the timeout,

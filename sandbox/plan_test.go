@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -119,4 +120,26 @@ func TestConfigValidate(t *testing.T) {
 	d := Config{}.withDefaults()
 	assert.Equal(t, 4*d.Workers, d.QueueSize)
 	assert.Zero(t, d.WarmPool, "0 turns the pool off")
+}
+
+func TestPlanCPUs(t *testing.T) {
+	for _, tc := range []struct{ gateway, job, want float64 }{
+		{0, 0, 0}, {2, 0, 2}, {0, 0.5, 0.5}, {2, 0.5, 0.5}, {0.5, 4, 0.5},
+	} {
+		cfg := DefaultConfig()
+		cfg.CPUs = tc.gateway
+		p, err := newPlan(cfg, Job{Code: "x", CPUs: tc.job})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, p.cpus, "gateway %v, job %v", tc.gateway, tc.job)
+	}
+	for _, bad := range []float64{-1, 0.001, MaxCPUs + 1, math.NaN(), math.Inf(1)} {
+		_, err := newPlan(DefaultConfig(), Job{Code: "x", CPUs: bad})
+		assert.ErrorContains(t, err, "cpus must be", "%v", bad)
+		cfg := DefaultConfig()
+		cfg.CPUs = bad
+		assert.ErrorContains(t, cfg.Validate(), "CPUs", "%v", bad)
+	}
+	cfg := DefaultConfig()
+	cfg.CPUs = 1.5
+	assert.NoError(t, cfg.Validate())
 }

@@ -38,6 +38,12 @@ func (sb *sandbox) run(ctx context.Context, closing <-chan struct{}, p *plan, cf
 	if err := writeJobFiles(sb.jobDir, p); err != nil {
 		return failed(ErrTypeSandbox, "prepare the run: "+err.Error()), nil
 	}
+	if p.cpus != cfg.CPUs {
+		// The pre-started sandbox's cgroup has the gateway's share.
+		if err := sb.cg.setCPUs(p.cpus); err != nil {
+			return failed(ErrTypeSandbox, "limit the run's CPU share: "+err.Error()), nil
+		}
+	}
 	msg, err := json.Marshal(p.msg)
 	if err != nil {
 		return failed(ErrTypeSandbox, "encode the job: "+err.Error()), nil

@@ -204,7 +204,7 @@ func (r *Runner) openCgroups() error {
 		return nil
 	}
 	layouts, err := cgroupLayouts(&r.cfg, r.mode)
-	limits := cgroupLimits{memory: r.cfg.MemoryBytes, pids: r.cfg.Pids}
+	limits := cgroupLimits{memory: r.cfg.MemoryBytes, pids: r.cfg.Pids, cpus: r.cfg.CPUs}
 	for _, layout := range layouts {
 		tree, terr := newCgroupTree(layout, r.name, limits)
 		if terr == nil && r.mode == ModeRoot && len(tree.missing()) > 0 {

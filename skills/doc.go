@@ -20,7 +20,8 @@
 //	[runtime]   action only: language "python"; entrypoint a clean relative
 //	            .py path that exists in the package and whose segments are
 //	            Python identifiers (it is imported as a module); export a
-//	            Python identifier; timeout_ms optional, a positive integer
+//	            Python identifier; timeout_ms optional, a positive integer;
+//	            cpus optional, a number of CPUs from 0.01 to 1024;
 //	            requirements optional, PEP 508 strings (no URLs or paths);
 //	            preload optional, Python module names
 //	[permissions] secrets: environment variable names [A-Z_][A-Z0-9_]*

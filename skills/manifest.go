@@ -43,6 +43,9 @@ type Runtime struct {
 	Export     string `json:"export"`
 	// TimeoutMS is the default run timeout; 0 means the gateway default.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// CPUs is the CPU share a run of the skill asks for (1.5 CPUs); the
+	// gateway's --run-cpus caps it. 0 means the gateway's share.
+	CPUs float64 `json:"cpus,omitempty"`
 	// ArgsSchema is the package path of a JSON Schema of the args, checked
 	// before any run; OutputSchema of the output. Both optional.
 	ArgsSchema   string `json:"args_schema,omitempty"`
@@ -80,7 +83,7 @@ type Manifest struct {
 
 var (
 	manifestKeys    = []string{"name", "version", "description", "kind", "runtime", "permissions"}
-	runtimeKeys     = []string{"language", "entrypoint", "export", "timeout_ms", "args_schema", "output_schema", "requirements", "preload"}
+	runtimeKeys     = []string{"language", "entrypoint", "export", "timeout_ms", "cpus", "args_schema", "output_schema", "requirements", "preload"}
 	permissionsKeys = []string{"secrets", "network"}
 )
 
@@ -247,6 +250,7 @@ func checkRuntime(c *collector, raw map[string]any, kind Kind) *Runtime {
 		rt.Export = exp
 	}
 	rt.TimeoutMS = checkTimeout(c, tbl)
+	rt.CPUs = checkCPUs(c, tbl)
 	rt.ArgsSchema = checkSchemaPath(c, tbl, "args_schema")
 	rt.OutputSchema = checkSchemaPath(c, tbl, "output_schema")
 	rt.Requirements = checkRequirements(c, tbl)
@@ -359,6 +363,34 @@ func checkTimeout(c *collector, tbl map[string]any) int64 {
 	n, ok := v.(int64)
 	if !ok || n <= 0 {
 		c.add("/runtime/timeout_ms", "a positive integer (milliseconds)", v, "invalid timeout")
+		return 0
+	}
+	return n
+}
+
+// The CPU shares a skill may ask for: what a cgroup's quota can express
+// (1 ms per 100 ms period) up to a bound no machine reaches.
+const (
+	minCPUs = 0.01
+	maxCPUs = 1024
+)
+
+func checkCPUs(c *collector, tbl map[string]any) float64 {
+	v, ok := tbl["cpus"]
+	if !ok {
+		return 0
+	}
+	var n float64
+	switch x := v.(type) {
+	case int64:
+		n = float64(x)
+	case float64:
+		n = x
+	default:
+		n = -1
+	}
+	if !(n >= minCPUs && n <= maxCPUs) {
+		c.add("/runtime/cpus", "a number of CPUs from 0.01 to 1024, like 0.5 or 2", v, "invalid CPU share")
 		return 0
 	}
 	return n

@@ -219,3 +219,21 @@ func TestManifestNetwork(t *testing.T) {
 	require.Len(t, v, 1)
 	assert.Equal(t, "/permissions/network", v[0].Field)
 }
+
+// TestManifestCPUs: [runtime] cpus is a CPU share a cgroup quota can
+// express, an integer or a decimal; anything else is a violation.
+func TestManifestCPUs(t *testing.T) {
+	const head = "name = \"acme.x\"\nversion = \"1.0.0\"\ndescription = \"x\"\nkind = \"action\"\n" +
+		"[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\nexport = \"main\"\n"
+	for text, want := range map[string]float64{"": 0, "cpus = 0.5\n": 0.5, "cpus = 2\n": 2, "cpus = 0.01\n": 0.01, "cpus = 1024\n": 1024} {
+		m, vs := ParseManifest([]byte(head + text))
+		require.Empty(t, vs, text)
+		assert.Equal(t, want, m.Runtime.CPUs, text)
+	}
+	for _, text := range []string{"cpus = 0\n", "cpus = -1\n", "cpus = 0.001\n", "cpus = 2000\n", "cpus = \"2\"\n", "cpus = nan\n", "cpus = inf\n", "cpus = true\n"} {
+		m, vs := ParseManifest([]byte(head + text))
+		require.Len(t, vs, 1, text)
+		assert.Equal(t, "/runtime/cpus", vs[0].Field, text)
+		assert.Zero(t, m.Runtime.CPUs, text)
+	}
+}

@@ -83,6 +83,7 @@ type serveConfig struct {
 	RunTimeout          time.Duration
 	MaxRunTimeout       time.Duration
 	RunMemory           int64
+	RunCPUs             float64
 	Egress              string
 	EgressAllow         []string
 	EgressDeny          []string
@@ -197,6 +198,7 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.DurationVar(&c.RunTimeout, "run-timeout", sd.DefaultTimeout, "wall-clock limit of a run that names none")
 	fs.DurationVar(&c.MaxRunTimeout, "max-run-timeout", sd.MaxTimeout, "the largest timeout a run may ask for")
 	fs.Int64Var(&c.RunMemory, "run-memory", sd.MemoryBytes, "memory limit of a run in bytes, /tmp and /workspace included")
+	fs.Float64Var(&c.RunCPUs, "run-cpus", 0, "CPU share of a run in CPUs, e.g. 0.5 or 2 (cgroup cpu.max / CFS quota); a skill's [runtime] cpus may ask for less (0: no limit)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or console")
 	fs.StringVar(&c.MCPTools, "mcp-tools", mcpfront.ToolsBoth, "MCP tools offered: skills (one per action skill), protocol (list_skills, run_code, …) or both")
@@ -311,6 +313,9 @@ func (c *serveConfig) validateLocal() error {
 	}
 	if c.SandboxWarmMemory < 0 {
 		errs = append(errs, errors.New("--sandbox-warm-memory must not be negative"))
+	}
+	if c.RunCPUs != 0 && !(c.RunCPUs >= sandbox.MinCPUs && c.RunCPUs <= sandbox.MaxCPUs) {
+		errs = append(errs, fmt.Errorf("--run-cpus must be 0 or between %v and %d, not %v", sandbox.MinCPUs, sandbox.MaxCPUs, c.RunCPUs))
 	}
 	if c.SandboxWorkers < 0 {
 		errs = append(errs, errors.New("--sandbox-workers must not be negative"))
@@ -453,6 +458,7 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s.DefaultTimeout = c.RunTimeout
 	s.MaxTimeout = c.MaxRunTimeout
 	s.MemoryBytes = c.RunMemory
+	s.CPUs = c.RunCPUs
 	s.MaxOutputBlobBytes = c.MaxBlobSize
 	s.MaxRunOutputBytes = c.MaxRunOutputBytes
 	s.Logger = log

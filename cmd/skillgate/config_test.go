@@ -286,3 +286,23 @@ func TestUploadAndRunOutputBounds(t *testing.T) {
 		assert.ErrorContains(t, cfg.validate(), msg)
 	}
 }
+
+// TestRunCPUs: --run-cpus reaches the sandbox as its CPU share; shares
+// the cgroup cannot take are refused.
+func TestRunCPUs(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	assert.Zero(t, cfg.sandbox(zerolog.Nop()).CPUs, "no limit by default")
+	cfg, err = parseServe(t, "--run-cpus", "1.5")
+	require.NoError(t, err)
+	require.NoError(t, cfg.validate())
+	assert.Equal(t, 1.5, cfg.sandbox(zerolog.Nop()).CPUs)
+	for _, bad := range []string{"-1", "0.001", "2000", "NaN"} {
+		cfg, err = parseServe(t, "--run-cpus", bad)
+		require.NoError(t, err, bad)
+		assert.ErrorContains(t, cfg.validate(), "--run-cpus must be 0 or between", bad)
+	}
+	t.Setenv("SKILLGATE_RUN_CPUS", "two")
+	_, err = parseServe(t)
+	assert.ErrorContains(t, err, "run-cpus", "a value that is no number")
+}
