@@ -404,6 +404,12 @@ def supervise(ctl, status, python):
     exit kills everything inside. The reaping is SIGCHLD's handler: it runs
     while the read of ctl waits, which the interpreter then resumes."""
     _supervised[:] = [status, python]
+    # A pid namespace's init gets from inside it only the signals it
+    # handles: SIGCHLD, and SIGINT, whose handler Python installs (it
+    # would raise KeyboardInterrupt here and end the sandbox). A run with
+    # pid 1's host uid (rootless, the gateway's own uid) may signal it
+    # where Landlock does not scope signals (before Linux 6.12).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, _on_sigchld)
     # A child that died before the handler was installed sent no signal
     # that runs it.
