@@ -157,6 +157,7 @@ func TestDashboardShowsEveryMetric(t *testing.T) {
 	want := append([]string{
 		"skillgate_sandbox_queue_depth", "skillgate_sandbox_workers", "skillgate_sandbox_running",
 		"skillgate_blobstore_blobs", "skillgate_blobstore_bytes", "skillgate_blobstore_quota_bytes", "skillgate_skills_loaded",
+		"skillgate_sandbox_templates", "skillgate_sandbox_template_bytes",
 	}, collectorMetrics()...)
 	want = slices.DeleteFunc(want, func(name string) bool { return !strings.HasPrefix(name, "skillgate_") })
 	var missing []string

@@ -116,6 +116,12 @@ func (m *Metrics) initRPC() {
 		"Requests or answers refused with OVERLOADED because the gateway-wide queued bytes budget was full, by front door.", "front")
 }
 
+// The results of EnvBuilds.
+const (
+	EnvBuildOK     = "ok"
+	EnvBuildFailed = "failed"
+)
+
 func (m *Metrics) initOps() {
 	m.SandboxRuns = m.counterVec("sandbox", "runs_total", "Sandbox runs, by kind (execute_skill, run_code), status and reason.", "kind", "status", "reason")
 	m.SandboxDuration = m.histogramVec("sandbox", "run_duration_seconds", "Wall time of sandbox runs, by kind.",
@@ -124,6 +130,9 @@ func (m *Metrics) initOps() {
 	m.RateLimited = m.counterVec("ratelimit", "limited_total", "Calls refused by rate limits, by front door and identity class.", "front", "class")
 	m.SkillReloads = m.counterVec("skills", "reloads_total", "Skill registry reloads, by result.", "result")
 	m.EnvBuilds = m.counterVec("skill", "environment_builds_total", "Python environment builds (pip runs), by result: ok or failed.", "result")
+	for _, r := range []string{EnvBuildOK, EnvBuildFailed} {
+		m.EnvBuilds.WithLabelValues(r) // at zero from the start, for dashboards and alerts
+	}
 	m.EnvBuildDuration = m.histogram("skill", "environment_build_duration_seconds", "Wall time of Python environment builds.",
 		prometheus.ExponentialBuckets(0.25, 2, 12))
 	m.HTTPRefused = m.counterVec("http", "refused_total", "HTTP connections, requests and calls refused by the front door's limits and guards, by reason.", "reason")

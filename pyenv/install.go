@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/skillgate/skillgate/metrics"
 )
 
 // maxPipOutput is how much of pip's output is kept: its reason for a
@@ -42,9 +44,9 @@ func (b *Builder) install(key string, reqs []Requirement) (*Env, error) {
 	start := time.Now()
 	env, err := b.installOnce(key, reqs)
 	if m := b.cfg.Metrics; m != nil {
-		result := "ok"
+		result := metrics.EnvBuildOK
 		if err != nil {
-			result = "failed"
+			result = metrics.EnvBuildFailed
 		}
 		m.EnvBuilds.WithLabelValues(result).Inc()
 		m.EnvBuildDuration.Observe(time.Since(start).Seconds())

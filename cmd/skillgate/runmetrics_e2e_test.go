@@ -65,6 +65,7 @@ func TestCancelledRunsAreCounted(t *testing.T) {
 		count(t, 3, "the run the MCP client cancelled")
 	})
 
-	exceptions := `skillgate_sandbox_runs_total{kind="run_code",reason="exception",status="failed"}`
-	assert.NotContains(t, scrape(t, "http://"+metricsAddr+"/metrics"), exceptions, "no cancelled run counted as an exception")
+	// The series exists from the start, at zero: it must have stayed there.
+	exceptions := `skillgate_sandbox_runs_total{kind="run_code",reason="exception",status="failed"} 0` + "\n"
+	assert.Contains(t, scrape(t, "http://"+metricsAddr+"/metrics"), exceptions, "no cancelled run counted as an exception")
 }
