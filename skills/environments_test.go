@@ -38,7 +38,7 @@ func newEnvFixture(t *testing.T, dataDir string, findLinks ...string) *envFixtur
 		findLinks = []string{wh}
 	}
 	if dataDir == "" {
-		dataDir = t.TempDir()
+		dataDir = pyenvtest.DataDir(t)
 	}
 	f := &envFixture{metrics: metrics.New("test"), changed: make(chan LoadReport, 16), sources: findLinks}
 	b, err := pyenv.New(pyenv.Config{Dir: filepath.Join(dataDir, "envs"), FindLinks: findLinks, Metrics: f.metrics})
@@ -211,7 +211,7 @@ func TestReloadOfAChangedRequirement(t *testing.T) {
 }
 
 func TestRestartDoesNotRebuild(t *testing.T) {
-	data := t.TempDir()
+	data := pyenvtest.DataDir(t)
 	f := newEnvFixture(t, data)
 	root := t.TempDir()
 	writeTree(t, root, toolSkill("tool", "acme.tool.run", "acme-tool==1.0.0"))

@@ -150,7 +150,7 @@ func TestEnvironmentsBuiltByTheGateway(t *testing.T) {
 	writeEnvSkill(t, root, "acme.tool.src", `requirements = ["acme-src==1.0"]`, nil)
 	writeEnvSkill(t, root, "acme.tool.hash", "", map[string]string{
 		"requirements.txt": "acme-tool==1.0.0 --hash=sha256:" + strings.Repeat("0", 64) + "\n"})
-	g := startGateway(t, "--skills-dir", root, "--data-dir", t.TempDir(), "--python-find-links", wh)
+	g := startGateway(t, "--skills-dir", root, "--data-dir", pyenvtest.DataDir(t), "--python-find-links", wh)
 	c := rpcClient{t, "http://" + g.addrs["http"] + "/rpc"}
 	logs := waitBuilds(t, g, 5)
 	assert.Equal(t, map[string]int{"ok": 2, "failed": 3}, envBuilds(t, g))
@@ -176,7 +176,7 @@ func TestEnvironmentsBuiltByTheGateway(t *testing.T) {
 
 func TestEnvironmentsReloadAndRestart(t *testing.T) {
 	wh := envWheelhouse(t)
-	root, data := t.TempDir(), t.TempDir()
+	root, data := t.TempDir(), pyenvtest.DataDir(t)
 	writeEnvSkill(t, root, "acme.tool.one", `requirements = ["acme-tool==1.0.0"]`, nil)
 	args := []string{"--skills-dir", root, "--data-dir", data, "--python-find-links", wh, "--watch-skills=false"}
 	g := startGateway(t, args...)
@@ -243,7 +243,7 @@ func TestEnvironmentsInRuns(t *testing.T) {
 	writeEnvSkill(t, root, "acme.tool.two", "", map[string]string{"requirements.txt": "acme-tool==2.0.0\n"})
 	base := filepath.Join(t.TempDir(), "base.txt")
 	require.NoError(t, os.WriteFile(base, []byte("acme-base==3.0.0\n"), 0o600))
-	g := startGateway(t, "--skills-dir", root, "--data-dir", t.TempDir(), "--python-find-links", wh,
+	g := startGateway(t, "--skills-dir", root, "--data-dir", pyenvtest.DataDir(t), "--python-find-links", wh,
 		"--python-requirements", base, "--python-preload", "acme_base", "--sandbox-workers", "2")
 	c := rpcClient{t, "http://" + g.addrs["http"] + "/rpc"}
 	waitBuilds(t, g, 3)

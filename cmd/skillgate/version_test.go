@@ -18,7 +18,7 @@ func TestVersionReportsVersionAndCommit(t *testing.T) {
 	var out bytes.Buffer
 	cmd := newVersionCommand()
 	cmd.SetOut(&out)
-	cmd.SetArgs(nil)
+	cmd.SetArgs([]string{}) // not nil: cobra would read the test binary's own arguments
 	require.NoError(t, cmd.Execute())
 	assert.Regexp(t, `^skillgate v1\.2\.3 \(go[^,]+, [a-z0-9]+/[a-z0-9]+, commit 0123456789abcdef0123456789abcdef01234567\)\n$`, out.String())
 
