@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -192,29 +190,8 @@ func TestRunHoldsItsEnvironments(t *testing.T) {
 	assert.NoDirExists(t, one.Dir, "removed when the run ended")
 }
 
-// gate serves a wheelhouse over loopback HTTP, holding its index page
-// until the returned channel is closed.
-func gate(t *testing.T) (string, chan struct{}) {
-	wh, err := pyenvtest.Wheelhouse(t.TempDir(), pyenvtest.Wheel{Name: "acme-tool", Version: "1.0.0"})
-	require.NoError(t, err)
-	release := make(chan struct{})
-	files := http.FileServer(http.Dir(wh))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == "/" {
-			select {
-			case <-release:
-			case <-req.Context().Done():
-				return
-			}
-		}
-		files.ServeHTTP(w, req)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/", release
-}
-
 func TestEnvironmentBuildingIsRetryable(t *testing.T) {
-	url, release := gate(t)
+	url, release := pyenvtest.GatedWheelhouse(t, pyenvtest.Wheel{Name: "acme-tool", Version: "1.0.0"})
 	p := newPyEnvs(t, url, []string{"acme-tool"}, nil, func(root string) {
 		envSkill(t, root, "acme.tool.one", "acme-tool==1.0.0", "")
 	})

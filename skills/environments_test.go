@@ -1,8 +1,6 @@
 package skills
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -94,31 +92,8 @@ func TestTwoSkillsPinTwoVersionsOfOnePackage(t *testing.T) {
 	assert.Empty(t, cat.Building())
 }
 
-// gatedWheelhouse serves a wheelhouse over loopback HTTP, holding its index
-// page until release is closed: a build that stays in progress as long as
-// the test wants.
-func gatedWheelhouse(t *testing.T, wheels ...pyenvtest.Wheel) (string, chan struct{}) {
-	t.Helper()
-	wh, err := pyenvtest.Wheelhouse(t.TempDir(), wheels...)
-	require.NoError(t, err)
-	release := make(chan struct{})
-	files := http.FileServer(http.Dir(wh))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == "/" {
-			select {
-			case <-release:
-			case <-req.Context().Done():
-				return
-			}
-		}
-		files.ServeHTTP(w, req)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/", release
-}
-
 func TestSkillOfferedOnceItsEnvironmentIsBuilt(t *testing.T) {
-	url, release := gatedWheelhouse(t, pyenvtest.Wheel{Name: "acme-tool", Version: "1.0.0"})
+	url, release := pyenvtest.GatedWheelhouse(t, pyenvtest.Wheel{Name: "acme-tool", Version: "1.0.0"})
 	f := newEnvFixture(t, "", url)
 	root := t.TempDir()
 	writeTree(t, root, merge(toolSkill("tool", "acme.tool.run", "acme-tool==1.0.0"), actionPackage("plain", "acme.plain.run", "1.0.0")))

@@ -98,6 +98,16 @@ type floodGateway struct {
 }
 
 func startFloodGateway(ctx context.Context, cfg floodConfig, extra ...string) (*floodGateway, error) {
+	flags := []string{"--init-timeout", "0", "--keepalive-interval", "1h", "--keepalive-timeout", "1h",
+		"--max-queued-bytes", strconv.Itoa(cfg.MaxQueued), "--write-timeout", cfg.WriteTimeout.String(),
+		"--sandbox-workers", "0", "--drain-timeout", "1s"}
+	return launchGateway(ctx, cfg.Bin, 20*time.Second, append(flags, extra...)...)
+}
+
+// launchGateway starts bin serve on three free loopback addresses (framed,
+// HTTP, metrics), logging errors only, with flags, and waits up to ready
+// for it to accept connections.
+func launchGateway(ctx context.Context, bin string, ready time.Duration, flags ...string) (*floodGateway, error) {
 	g := &floodGateway{done: make(chan struct{})}
 	for _, a := range []*string{&g.framed, &g.http, &g.metrics} {
 		addr, err := freeAddr()
@@ -106,11 +116,9 @@ func startFloodGateway(ctx context.Context, cfg floodConfig, extra ...string) (*
 		}
 		*a = addr
 	}
-	g.cmd = exec.Command(cfg.Bin, "serve", "--listen", g.framed, "--http-listen", g.http, "--metrics-listen", g.metrics,
-		"--log-level", "error", "--init-timeout", "0", "--keepalive-interval", "1h", "--keepalive-timeout", "1h",
-		"--max-queued-bytes", strconv.Itoa(cfg.MaxQueued), "--write-timeout", cfg.WriteTimeout.String(),
-		"--sandbox-workers", "0", "--drain-timeout", "1s")
-	g.cmd.Args = append(g.cmd.Args, extra...)
+	args := append([]string{"serve", "--listen", g.framed, "--http-listen", g.http, "--metrics-listen", g.metrics,
+		"--log-level", "error"}, flags...)
+	g.cmd = exec.Command(bin, args...)
 	g.cmd.Env = serverEnv()
 	g.cmd.Stdout, g.cmd.Stderr = io.Discard, os.Stderr
 	if err := g.cmd.Start(); err != nil {
@@ -118,7 +126,7 @@ func startFloodGateway(ctx context.Context, cfg floodConfig, extra ...string) (*
 	}
 	go func() { _ = g.cmd.Wait(); close(g.done) }()
 	s := &server{Addr: g.framed, cmd: g.cmd, done: g.done}
-	if err := s.waitReady(ctx, 20*time.Second); err != nil {
+	if err := s.waitReady(ctx, ready); err != nil {
 		s.stop()
 		return nil, err
 	}

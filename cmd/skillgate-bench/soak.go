@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -142,30 +141,9 @@ func runSoak(ctx context.Context, cfg soakConfig, log zerolog.Logger) ([]soakSam
 type soakCounts struct{ ops, errs atomic.Int64 }
 
 func startSoakGateway(ctx context.Context, cfg soakConfig, dataDir string) (*floodGateway, error) {
-	g := &floodGateway{done: make(chan struct{})}
-	for _, a := range []*string{&g.framed, &g.http, &g.metrics} {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
-		*a = addr
-	}
-	g.cmd = exec.Command(cfg.Bin, "serve", "--listen", g.framed, "--http-listen", g.http, "--metrics-listen", g.metrics,
-		"--log-level", "error", "--data-dir", dataDir, "--skills-dir", cfg.SkillsDir,
+	return launchGateway(ctx, cfg.Bin, 30*time.Second, "--data-dir", dataDir, "--skills-dir", cfg.SkillsDir,
 		"--sandbox-workers", strconv.Itoa(cfg.Workers), "--blob-ttl", cfg.Retention.String(),
 		"--run-retention", cfg.Retention.String(), "--drain-timeout", "5s")
-	g.cmd.Env = serverEnv()
-	g.cmd.Stdout, g.cmd.Stderr = io.Discard, os.Stderr
-	if err := g.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { _ = g.cmd.Wait(); close(g.done) }()
-	s := &server{Addr: g.framed, cmd: g.cmd, done: g.done}
-	if err := s.waitReady(ctx, 30*time.Second); err != nil {
-		s.stop()
-		return nil, err
-	}
-	return g, nil
 }
 
 // sampleGateway reads the gateway's RSS, open descriptors and goroutines

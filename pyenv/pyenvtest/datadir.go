@@ -2,6 +2,8 @@ package pyenvtest
 
 import (
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,4 +25,29 @@ func DataDir(t testing.TB) string {
 		})
 	})
 	return dir
+}
+
+// GatedWheelhouse serves a wheelhouse of wheels over loopback HTTP and
+// holds its index page until release is closed: a build that stays in
+// progress as long as the test wants. It returns the find-links URL.
+func GatedWheelhouse(t testing.TB, wheels ...Wheel) (url string, release chan struct{}) {
+	t.Helper()
+	wh, err := Wheelhouse(t.TempDir(), wheels...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release = make(chan struct{})
+	files := http.FileServer(http.Dir(wh))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/" {
+			select {
+			case <-release:
+			case <-req.Context().Done():
+				return
+			}
+		}
+		files.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/", release
 }
