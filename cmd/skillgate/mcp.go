@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -15,11 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/blob"
-	"github.com/skillgate/skillgate/dispatch"
-	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/mcpfront"
 	"github.com/skillgate/skillgate/metrics"
-	"github.com/skillgate/skillgate/session"
 )
 
 // mcpHolder lets the skill registry's reload callback, which may run on
@@ -41,22 +38,37 @@ func (h *mcpHolder) set(s *mcpfront.Server) {
 	s.Refresh()
 }
 
-func mcpOptions(cfg *serveConfig, d *dispatch.Dispatcher, g *gateway) mcpfront.Options {
-	return mcpfront.Options{
-		Front: d.Front(metrics.FrontMCP), Skills: g.skills, Tools: cfg.MCPTools, MaxSkillTools: cfg.MCPMaxSkillTools,
+// newMCP builds the MCP server over the dispatcher, the same for /mcp
+// (serve) and stdio (mcp), and publishes it to the skill reloads.
+func (g *gateway) newMCP() (*mcpfront.Server, error) {
+	opts := mcpfront.Options{
+		Front: g.dispatch.Front(metrics.FrontMCP), Skills: g.skills, Tools: g.cfg.MCPTools, MaxSkillTools: g.cfg.MCPMaxSkillTools,
 		Version: buildVersion(), Limiter: g.limiter, Logger: g.log.With().Str("component", "mcp").Logger(),
 	}
+	if g.role == roleStdio {
+		// The stdio client presents no credential: it is the local user.
+		id, err := opts.Front.Authenticate("", nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.Identity = id
+	}
+	s, err := mcpfront.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("--mcp-tools: %w", err)
+	}
+	g.mcp.set(s)
+	return s, nil
 }
 
 // openMCP serves the MCP front door at /mcp on the HTTP listener, with the
 // listener's Origin and Host rules and its authentication.
-func (g *gateway) openMCP(d *dispatch.Dispatcher, maxBody int) error {
-	s, err := mcpfront.New(mcpOptions(g.cfg, d, g))
+func (g *gateway) openMCP(maxBody int) error {
+	s, err := g.newMCP()
 	if err != nil {
-		return fmt.Errorf("--mcp-tools: %w", err)
+		return err
 	}
-	g.mcp.set(s)
-	front := d.Front(metrics.FrontMCP)
+	front := g.dispatch.Front(metrics.FrontMCP)
 	g.front.Handle("/mcp", s.HTTPHandler(mcpfront.HTTPOptions{Authenticate: front.AuthenticateRequest, MaxBodyBytes: int64(maxBody),
 		SessionTimeout: g.cfg.MCPSessionIdle, MaxSessions: g.cfg.MCPMaxSessions}))
 	g.metrics.GaugeFunc("mcp", "sessions", "MCP Streamable HTTP sessions open (bounded by --mcp-max-sessions).",
@@ -93,54 +105,17 @@ func newMCPCommand() *cobra.Command {
 	return cmd
 }
 
-// runMCP serves stdio until the client closes stdin or a signal arrives.
+// runMCP serves stdio until the client closes stdin or a signal arrives;
+// the gateway behind it is serve's (newGateway).
 func runMCP(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
-	g := &gateway{cfg: cfg, log: log, metrics: metrics.New(buildVersion())}
-	g.ctx, g.stop = context.WithCancel(ctx)
-	defer g.close()
-	var err error
-	if g.python, err = openPython(g.ctx, cfg, log, g.metrics); err != nil {
-		return err
-	}
-	if g.skills, err = openSkills(cfg, log, g.metrics, g.python.builder, g.mcp.refresh); err != nil {
-		return err
-	}
-	if g.blobs, err = openLocalBlobs(g.ctx, cfg, log, g.metrics); err != nil {
-		return err
-	}
-	var unavailable string
-	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
-	warmBase(g.ctx, g.runner, g.python.base, log)
-	eg, err := cfg.egress(log.With().Str("component", "egress").Logger(), g.metrics)
-	if err != nil {
-		return err
-	}
-	runRecords, err := openRuns(cfg, log, g.blobs)
-	if err != nil {
-		return err
-	}
-	g.runs = runRecords
-	open := auth.NewOpen(auth.Limits{})
-	d := dispatch.New(dispatch.Options{
-		Info: dispatch.Info{Name: "skillgate", Version: buildVersion(), MaxMessageSize: session.DefaultConfig().MaxMessageSize,
-			Limits: cfg.limits(session.DefaultConfig())},
-		Logger:  log.With().Str("component", "dispatch").Logger(),
-		Metrics: g.metrics, Skills: g.skills, Blobs: g.blobs, Authn: open, Runner: runnerOrNil(g.runner),
-		Egress: eg, Runs: runRecords, Environments: g.python.builder, PythonBase: g.python.base,
+	return runGateway(ctx, cfg, log, roleStdio)
+}
 
-		RunnerUnavailable: unavailable,
-	})
-	opts := mcpOptions(cfg, d, g)
-	if opts.Identity, err = opts.Front.Authenticate("", nil); err != nil {
-		return err
-	}
-	s, err := mcpfront.New(opts)
-	if err != nil {
-		return fmt.Errorf("--mcp-tools: %w", err)
-	}
-	g.mcp.set(s)
-	log.Info().Str("version", buildVersion()).Msg("skillgate mcp serving on stdio")
-	return s.Run(g.ctx, mcpfront.StdioTransport(os.Stdin, os.Stdout, log.With().Str("component", "mcp").Logger()))
+// serveStdio serves the one MCP client on in and out until it closes in
+// or ctx ends. Nothing else writes to out: logs go to stderr.
+func (g *gateway) serveStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	g.log.Info().Str("version", buildVersion()).Msg("skillgate mcp serving on stdio")
+	return g.mcp.p.Load().Run(ctx, mcpfront.StdioTransport(in, out, g.log.With().Str("component", "mcp").Logger()))
 }
 
 // maxInstanceDirs bounds the instance directories tried under a

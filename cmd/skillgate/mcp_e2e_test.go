@@ -46,12 +46,19 @@ func exampleSkills(t testing.TB) string {
 // connects the official SDK client to it.
 func connectStdio(t *testing.T, opts *mcp.ClientOptions, args ...string) *mcp.ClientSession {
 	t.Helper()
+	cs, _ := startStdio(t, opts, args...)
+	return cs
+}
+
+// startStdio is connectStdio that also returns the process, for signals.
+func startStdio(t *testing.T, opts *mcp.ClientOptions, args ...string) (*mcp.ClientSession, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"mcp", "--log-level", "warn"}, args...)...)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
 	cs, err := client.Connect(mcpContext(t), &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return cs, cmd
 }
 
 // bearerTransport adds a token to every request, as a remote MCP client

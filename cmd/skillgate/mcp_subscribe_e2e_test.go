@@ -94,3 +94,18 @@ func TestMCPHTTPSubscriptionFollowsSIGHUP(t *testing.T) {
 		require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
 	})
 }
+
+// `skillgate mcp` without a file watch: SIGHUP reloads, as for serve
+// (both are built by newGateway), where the signal used to end the
+// process and the desktop host's session with it.
+func TestMCPStdioSubscriptionFollowsSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	uri, updated, opts := subscribedGuide(t, dir, "First body.\n")
+	cs, cmd := startStdio(t, opts, "--skills-dir", dir, "--watch-skills=false", "--sandbox-workers", "0")
+	n := 0
+	subscribeAndChange(t, cs, uri, updated, func() {
+		n++
+		writeGuideBody(t, dir, "Second body.\n"+strconv.Itoa(n)+"\n")
+		require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	})
+}

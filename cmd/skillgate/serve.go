@@ -55,103 +55,183 @@ func newServeCommand() *cobra.Command {
 	return cmd
 }
 
-// gateway is a running gateway: its servers and what they share.
+// gateway is one gateway process, `serve` or `mcp`: what every front door
+// shares, and the front doors its role opens.
 type gateway struct {
-	cfg     *serveConfig
-	log     zerolog.Logger
-	metrics *metrics.Metrics
-	health  metrics.Health
-	skills  *skills.Registry
-	blobs   blob.Store
-	runs    *runs.Registry
-	ctx     context.Context // canceled when the gateway stops
-	auth    *auth.Store     // nil without --auth-file
-	limiter *auth.Limiter   // identities' limits, shared by every front door
-	runner  *sandbox.Runner // nil when execution is off or unavailable
-	python  pythonEnvs
-	stop    context.CancelFunc
+	cfg      *serveConfig
+	role     role
+	log      zerolog.Logger
+	metrics  *metrics.Metrics
+	health   metrics.Health
+	skills   *skills.Registry
+	blobs    blob.Store
+	runs     *runs.Registry
+	ctx      context.Context // canceled when the gateway stops
+	auth     *auth.Store     // nil without --auth-file, and for mcp
+	limiter  *auth.Limiter   // identities' limits, shared by every front door
+	runner   *sandbox.Runner // nil when execution is off or unavailable
+	python   pythonEnvs
+	stop     context.CancelFunc
+	dispatch *dispatch.Dispatcher // the one method table every front door calls
+	mcp      mcpHolder            // empty with serve --mcp=false
+
+	// The front doors of serve's listeners; nil for mcp.
 	framed  *session.Server
 	budget  *session.Budget // answer bytes held across the gateway; nil: no limit
 	rpc     *http.Server
 	front   *httpfront.Server
-	mcp     mcpHolder // empty with --mcp=false
 	ops     *http.Server
 	errc    chan error // fatal listener errors
+	drained bool       // waitAndShutdown drained the front doors: close need not
 }
 
+// role is which front doors a gateway opens; everything behind them is
+// built alike (newGateway).
+type role int
+
+const (
+	// roleServe is `skillgate serve`: the framed (TCP, TLS), HTTP (/rpc,
+	// /mcp, /console) and metrics listeners.
+	roleServe role = iota
+	// roleStdio is `skillgate mcp`: one MCP client on stdin/stdout,
+	// trusted as the local user; no listener, and nothing but the client's
+	// messages on stdout.
+	roleStdio
+)
+
 func runServe(ctx context.Context, cfg *serveConfig, log zerolog.Logger) error {
-	g, err := newGateway(cfg, log)
+	return runGateway(ctx, cfg, log, roleServe)
+}
+
+// runGateway is the life of `serve` and `mcp` alike: build the gateway,
+// serve its role's front doors until they end, close it.
+func runGateway(ctx context.Context, cfg *serveConfig, log zerolog.Logger, r role) error {
+	g, err := newGateway(cfg, log, r)
 	if err != nil {
 		return err
 	}
 	defer g.close()
+	stopReloads := g.reloadOnHangup()
+	defer stopReloads() // before close: a reload in progress ends first
+	if r == roleStdio {
+		return g.serveStdio(ctx, os.Stdin, os.Stdout)
+	}
+	return g.serveListeners(ctx)
+}
+
+// serveListeners opens serve's listeners and serves until a signal or a
+// listener failure, then drains.
+func (g *gateway) serveListeners(ctx context.Context) error {
 	if err := g.listen(); err != nil {
-		_ = g.framed.Close()
-		return err
+		return err // close closes what listen opened
 	}
 	g.health.SetReady()
-	go releaseIdleMemory(g.ctx, log)
-	log.Info().Str("version", buildVersion()).Msg("skillgate ready")
+	go releaseIdleMemory(g.ctx, g.log)
+	g.log.Info().Str("version", buildVersion()).Msg("skillgate ready")
 	return g.waitAndShutdown(ctx)
 }
 
-func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
-	g := &gateway{cfg: cfg, log: log, metrics: metrics.New(buildVersion()), errc: make(chan error, 4)}
-	ctx, stop := context.WithCancel(context.Background())
-	g.ctx, g.stop = ctx, stop
-	authn, store, err := openAuth(ctx, cfg, log)
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	g.auth, g.limiter = store, auth.NewLimiter(time.Now)
-	if g.python, err = openPython(ctx, cfg, log, g.metrics); err != nil {
+// newGateway builds the gateway of `skillgate serve` and `skillgate mcp`
+// alike: metrics, authentication and the identities' limiter, the Python
+// environments, the skill catalog and its reloads, the blob store (local
+// or S3) and its uploads, the run records, the sandbox, egress, the one
+// dispatcher every front door calls, and the MCP server. The role decides
+// only what differs at the front: serve builds the framed and HTTP front
+// doors its listeners will serve, with the gateway-wide queued bytes
+// budget; mcp's one client is the local user (no --auth-file), and a
+// --data-dir another process holds gives way to an instance directory
+// (openLocalBlobs). On error, what was opened is closed.
+func newGateway(cfg *serveConfig, log zerolog.Logger, r role) (*gateway, error) {
+	g := &gateway{cfg: cfg, role: r, log: log, metrics: metrics.New(buildVersion()), errc: make(chan error, 4)}
+	g.ctx, g.stop = context.WithCancel(context.Background())
+	if err := g.open(); err != nil {
 		g.close()
 		return nil, err
+	}
+	return g, nil
+}
+
+func (g *gateway) open() error {
+	cfg, log := g.cfg, g.log
+	authn, err := g.openAuth()
+	if err != nil {
+		return err
+	}
+	g.limiter = auth.NewLimiter(time.Now)
+	if g.python, err = openPython(g.ctx, cfg, log, g.metrics); err != nil {
+		return err
 	}
 	if g.skills, err = openSkills(cfg, log, g.metrics, g.python.builder, g.mcp.refresh); err != nil {
-		g.close()
-		return nil, err
+		return err
 	}
-	if g.blobs, err = openBlobs(ctx, cfg, log, g.metrics); err != nil {
-		g.close()
-		return nil, err
+	if g.blobs, err = g.openBlobs(); err != nil {
+		return err
 	}
-	runRecords, err := openRuns(cfg, log, g.blobs)
-	if err != nil {
-		g.close()
-		return nil, err
+	if g.runs, err = openRuns(cfg, log, g.blobs); err != nil {
+		return err
 	}
-	g.runs = runRecords
 	uploads := blob.NewUploads(g.blobs, blob.UploadOptions{MaxPending: cfg.MaxPendingUploads})
-	go sweepUploads(ctx, uploads, log.With().Str("component", "blobs").Logger())
+	go sweepUploads(g.ctx, uploads, log.With().Str("component", "blobs").Logger())
 	var unavailable string
 	g.runner, unavailable = openSandbox(cfg, log, g.metrics)
 	sandboxLines := sandboxDetails(g.runner, unavailable)
-	reportBase(ctx, g.python.base, func(python string) { g.health.SetDetails(sandboxLines + python) })
-	warmBase(ctx, g.runner, g.python.base, log)
+	reportBase(g.ctx, g.python.base, func(python string) { g.health.SetDetails(sandboxLines + python) })
+	warmBase(g.ctx, g.runner, g.python.base, log)
 	eg, err := cfg.egress(log.With().Str("component", "egress").Logger(), g.metrics)
 	if err != nil {
-		g.close()
-		return nil, err
+		return err
 	}
-	g.budget = session.NewFairBudget(cfg.totalQueued(memoryLimit()), cfg.IdentityShare)
-	g.metrics.QueuedBytes(
-		func() float64 { return float64(g.budget.Used()) },
-		func() float64 { return float64(g.budget.Limit()) })
-	log.Info().Int64("max_total_queued_bytes", g.budget.Limit()).Int64("max_identity_queued_bytes", g.budget.OwnerLimit()).
-		Msg("gateway-wide queued bytes budget")
-	sc := cfg.session()
-	sc.Logger = log.With().Str("component", "session").Logger()
-	sc.Metrics = g.metrics
-	sc.Budget = g.budget
-	d := dispatch.New(dispatch.Options{
+	sc := g.sessionConfig()
+	g.dispatch = g.newDispatcher(sc, authn, uploads, eg, unavailable)
+	if g.role == roleStdio {
+		_, err := g.newMCP()
+		return err
+	}
+	return g.openFronts(sc)
+}
+
+// openAuth authenticates serve's clients with --auth-file, or lets them
+// in open where openAuth allows it; mcp's one client is the local user,
+// to whom every method and namespace is open.
+func (g *gateway) openAuth() (auth.Authenticator, error) {
+	if g.role == roleStdio {
+		return auth.NewOpen(auth.Limits{}), nil
+	}
+	authn, store, err := openAuth(g.ctx, g.cfg, g.log)
+	g.auth = store
+	return authn, err
+}
+
+// openBlobs opens the blob store. A serve replica refuses a --data-dir
+// another process holds; mcp, of which desktop hosts start several, takes
+// an instance directory under it.
+func (g *gateway) openBlobs() (blob.Store, error) {
+	if g.role == roleStdio {
+		return openLocalBlobs(g.ctx, g.cfg, g.log, g.metrics)
+	}
+	return openBlobs(g.ctx, g.cfg, g.log, g.metrics)
+}
+
+// sessionConfig is the framed transport's configuration, whose message
+// size and keepalive Initialize reports. mcp has neither a framed front
+// door nor its flags: it has the defaults.
+func (g *gateway) sessionConfig() session.Config {
+	if g.role == roleStdio {
+		return session.DefaultConfig()
+	}
+	return g.cfg.session()
+}
+
+// newDispatcher builds the method table of every front door.
+func (g *gateway) newDispatcher(sc session.Config, authn auth.Authenticator, uploads *blob.Uploads, eg *dispatch.Egress, unavailable string) *dispatch.Dispatcher {
+	cfg := g.cfg
+	return dispatch.New(dispatch.Options{
 		Info: dispatch.Info{
 			Name: "skillgate", Version: buildVersion(), MaxMessageSize: sc.MaxMessageSize,
 			KeepaliveInterval: sc.KeepaliveInterval, KeepaliveTimeout: sc.KeepaliveTimeout,
 			Limits: cfg.limits(sc),
 		},
-		Logger:  log.With().Str("component", "dispatch").Logger(),
+		Logger:  g.log.With().Str("component", "dispatch").Logger(),
 		Metrics: g.metrics,
 		Skills:  g.skills,
 		Blobs:   g.blobs,
@@ -160,7 +240,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		Limiter: g.limiter,
 		Runner:  runnerOrNil(g.runner),
 		Egress:  eg,
-		Runs:    runRecords,
+		Runs:    g.runs,
 
 		Environments: g.python.builder,
 		PythonBase:   g.python.base,
@@ -170,13 +250,23 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		AuthorizationURL:  cfg.AuthorizationURL,
 		UpgradeURL:        cfg.UpgradeURL,
 	})
-	srv, err := session.NewServer(sc, d)
-	if err != nil {
-		g.close()
-		return nil, err
+}
+
+// openFronts builds the front doors of serve's listeners over the
+// dispatcher: framed (TCP and TLS), and HTTP with /rpc, /mcp and /console;
+// listen opens the listeners.
+func (g *gateway) openFronts(sc session.Config) error {
+	cfg, log := g.cfg, g.log
+	g.budget = session.NewFairBudget(cfg.totalQueued(memoryLimit()), cfg.IdentityShare)
+	g.metrics.QueuedBytes(
+		func() float64 { return float64(g.budget.Used()) },
+		func() float64 { return float64(g.budget.Limit()) })
+	log.Info().Int64("max_total_queued_bytes", g.budget.Limit()).Int64("max_identity_queued_bytes", g.budget.OwnerLimit()).
+		Msg("gateway-wide queued bytes budget")
+	if err := g.openFramed(sc); err != nil {
+		return err
 	}
-	g.framed = srv
-	g.front = httpfront.New(d.Front(metrics.FrontHTTP), httpfront.Options{
+	g.front = httpfront.New(g.dispatch.Front(metrics.FrontHTTP), httpfront.Options{
 		MaxBodyBytes:     int64(sc.MaxMessageSize),
 		MaxResponseBytes: sc.MaxMessageSize,
 		BodyTimeout:      sc.FrameTimeout,
@@ -186,9 +276,8 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		AllowedHosts:     cfg.HTTPHosts,
 	})
 	if cfg.MCP {
-		if err := g.openMCP(d, sc.MaxMessageSize); err != nil {
-			g.close()
-			return nil, err
+		if err := g.openMCP(sc.MaxMessageSize); err != nil {
+			return err
 		}
 	}
 	if cfg.Console {
@@ -201,7 +290,21 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          httpErrorLog(log),
 	}
-	return g, nil
+	return nil
+}
+
+// openFramed builds the framed front door (--listen, --tls-listen) over
+// the dispatcher.
+func (g *gateway) openFramed(sc session.Config) error {
+	sc.Logger = g.log.With().Str("component", "session").Logger()
+	sc.Metrics = g.metrics
+	sc.Budget = g.budget
+	srv, err := session.NewServer(sc, g.dispatch)
+	if err != nil {
+		return err
+	}
+	g.framed = srv
+	return nil
 }
 
 // listen opens every configured listener; any failure aborts the start.
@@ -309,8 +412,14 @@ func runnerOrNil(r *sandbox.Runner) dispatch.Runner {
 	return r
 }
 
-// close releases what newGateway opened.
+// close releases what newGateway opened, for serve and mcp alike: the
+// front doors a failed start left open, then the sandbox, the run records
+// (once the runs it ended are saved), the skills, the Python environments
+// and the blob store.
 func (g *gateway) close() {
+	if !g.drained {
+		g.closeFronts()
+	}
 	g.stop()
 	if g.runner != nil {
 		_ = g.runner.Close()
@@ -332,6 +441,58 @@ func (g *gateway) close() {
 	}
 }
 
+// closeFronts closes serve's front doors at once, without the drain of
+// waitAndShutdown: a start that failed part way may have left some open.
+func (g *gateway) closeFronts() {
+	if g.framed != nil {
+		_ = g.framed.Close()
+	}
+	for _, s := range []*http.Server{g.rpc, g.ops} {
+		if s != nil {
+			_ = s.Close()
+		}
+	}
+}
+
+// reloadOnHangup reloads on each SIGHUP, for serve and mcp alike, until
+// the returned stop is called; stop waits for a reload in progress.
+func (g *gateway) reloadOnHangup() (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-hup:
+				g.reload()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		<-exited
+	}
+}
+
+// reload reloads the skills, keeping the previous catalog on failure, and
+// the auth file when there is one.
+func (g *gateway) reload() {
+	if g.auth == nil {
+		g.log.Info().Msg("SIGHUP: reloading skills")
+		reloadSkills(g.skills, g.log, g.metrics)
+		return
+	}
+	g.log.Info().Msg("SIGHUP: reloading skills and the auth file")
+	reloadSkills(g.skills, g.log, g.metrics)
+	if err := g.auth.Reload(); err != nil {
+		g.log.Error().Err(err).Msg("auth file reload failed; identities it changed or removed are disabled until a valid version loads")
+	}
+}
+
 // runsSaveGrace bounds the wait, at exit, for the runs the closing
 // sandbox ended to save their records.
 const runsSaveGrace = 10 * time.Second
@@ -341,37 +502,20 @@ const runsSaveGrace = 10 * time.Second
 const httpAnswerGrace = 5 * time.Second
 
 // waitAndShutdown runs until SIGTERM/SIGINT (or a listener failure), then
-// drains: readiness goes false, new connections are refused, in-flight
+// drains (SIGHUP reloads meanwhile: reloadOnHangup): readiness goes false, new connections are refused, in-flight
 // requests get --drain-timeout to finish, every connection is told
 // SERVER_SHUTDOWN. A second signal cuts the drain short.
 func (g *gateway) waitAndShutdown(ctx context.Context) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	var fatal error
-wait:
-	for {
-		select {
-		case <-hup:
-			g.log.Info().Msg("SIGHUP: reloading skills and the auth file")
-			reloadSkills(g.skills, g.log, g.metrics)
-			if g.auth != nil {
-				if err := g.auth.Reload(); err != nil {
-					g.log.Error().Err(err).Msg("auth file reload failed; identities it changed or removed are disabled until a valid version loads")
-				}
-			}
-		case s := <-sigs:
-			g.log.Info().Str("signal", s.String()).Dur("drain_timeout", g.cfg.DrainTimeout).Msg("draining")
-			break wait
-		case fatal = <-g.errc:
-			g.log.Error().Err(fatal).Msg("listener failed; shutting down")
-			break wait
-		case <-ctx.Done():
-			break wait
-		}
+	select {
+	case s := <-sigs:
+		g.log.Info().Str("signal", s.String()).Dur("drain_timeout", g.cfg.DrainTimeout).Msg("draining")
+	case fatal = <-g.errc:
+		g.log.Error().Err(fatal).Msg("listener failed; shutting down")
+	case <-ctx.Done():
 	}
 	g.health.SetNotReady("draining")
 	cutShort := fatal == nil && !g.delayDrain(sigs)
@@ -405,6 +549,7 @@ wait:
 	if g.ops != nil {
 		_ = g.ops.Close()
 	}
+	g.drained = true
 	g.log.Info().Msg("stopped")
 	return fatal
 }
