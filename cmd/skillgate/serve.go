@@ -151,9 +151,11 @@ func newGateway(cfg *serveConfig, log zerolog.Logger, r role) (*gateway, error) 
 	return g, nil
 }
 
+// open builds, in order, what newGateway lists; the role's front doors
+// come last, over the dispatcher.
 func (g *gateway) open() error {
 	cfg, log := g.cfg, g.log
-	authn, err := g.openAuth()
+	authn, err := g.openAuthn()
 	if err != nil {
 		return err
 	}
@@ -164,7 +166,7 @@ func (g *gateway) open() error {
 	if g.skills, err = openSkills(cfg, log, g.metrics, g.python.builder, g.mcp.refresh); err != nil {
 		return err
 	}
-	if g.blobs, err = g.openBlobs(); err != nil {
+	if g.blobs, err = g.openBlobStore(); err != nil {
 		return err
 	}
 	if g.runs, err = openRuns(cfg, log, g.blobs); err != nil {
@@ -190,10 +192,10 @@ func (g *gateway) open() error {
 	return g.openFronts(sc)
 }
 
-// openAuth authenticates serve's clients with --auth-file, or lets them
+// openAuthn authenticates serve's clients with --auth-file, or lets them
 // in open where openAuth allows it; mcp's one client is the local user,
 // to whom every method and namespace is open.
-func (g *gateway) openAuth() (auth.Authenticator, error) {
+func (g *gateway) openAuthn() (auth.Authenticator, error) {
 	if g.role == roleStdio {
 		return auth.NewOpen(auth.Limits{}), nil
 	}
@@ -202,10 +204,10 @@ func (g *gateway) openAuth() (auth.Authenticator, error) {
 	return authn, err
 }
 
-// openBlobs opens the blob store. A serve replica refuses a --data-dir
+// openBlobStore opens the blob store. A serve replica refuses a --data-dir
 // another process holds; mcp, of which desktop hosts start several, takes
 // an instance directory under it.
-func (g *gateway) openBlobs() (blob.Store, error) {
+func (g *gateway) openBlobStore() (blob.Store, error) {
 	if g.role == roleStdio {
 		return openLocalBlobs(g.ctx, g.cfg, g.log, g.metrics)
 	}
