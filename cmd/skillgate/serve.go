@@ -21,6 +21,7 @@ import (
 
 	"github.com/skillgate/skillgate/console"
 	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/framedfront"
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
@@ -170,7 +171,7 @@ func newGateway(cfg *serveConfig, log zerolog.Logger) (*gateway, error) {
 		AuthorizationURL:  cfg.AuthorizationURL,
 		UpgradeURL:        cfg.UpgradeURL,
 	})
-	srv, err := session.NewServer(sc, d)
+	srv, err := session.NewServer(sc, framedfront.New(d))
 	if err != nil {
 		g.close()
 		return nil, err
