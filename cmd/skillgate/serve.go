@@ -21,8 +21,8 @@ import (
 
 	"github.com/skillgate/skillgate/console"
 	"github.com/skillgate/skillgate/dispatch"
-	"github.com/skillgate/skillgate/framedfront"
 	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/framedfront"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
