@@ -133,6 +133,25 @@ func NewID() string {
 	return idPrefix + hex.EncodeToString(b[:])
 }
 
+// NewIDs returns n ids as NewID makes them, drawn and allocated at once:
+// a run is handed all the ids its output blobs may take before it starts.
+func NewIDs(n int) []string {
+	const idLen = len(idPrefix) + idHexLen
+	raw := make([]byte, n*idHexLen/2)
+	_, _ = rand.Read(raw)
+	text := make([]byte, 0, n*idLen)
+	for i := range n {
+		text = append(text, idPrefix...)
+		text = hex.AppendEncode(text, raw[i*idHexLen/2:(i+1)*idHexLen/2])
+	}
+	all := string(text)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = all[i*idLen : (i+1)*idLen]
+	}
+	return ids
+}
+
 // ValidateID checks id strictly (no other form can reach a file path).
 func ValidateID(id string) error {
 	hexPart, ok := strings.CutPrefix(id, idPrefix)

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
-	"github.com/skillgate/skillgate/metrics"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -25,9 +23,9 @@ func accessErrors() errorTable {
 	}
 }
 
-// errUnboundConn is Initialize's error on a connection whose session was
-// not given the Dispatcher as its Handler (a wiring error).
-var errUnboundConn = errors.New("dispatch: the connection has no dispatcher state")
+// errNoSession is Initialize's error for a caller without a session (a
+// wiring error: lookup serves Initialize to session callers only).
+var errNoSession = errors.New("dispatch: Initialize needs a session")
 
 func authRequired(err error) *transport.Error {
 	return transport.AppError(transport.StringAuthRequired, "Authentication required.").WithDetails(err.Error())
@@ -48,7 +46,7 @@ func (d *Dispatcher) authDetails(wire *transport.Error, method string) *transpor
 		return wire
 	}
 	scopes := []string{}
-	if d.lookup(method, metrics.FrontFramed) != nil && method != MethodInitialize {
+	if d.methods[method] != nil && method != MethodInitialize {
 		scopes = append(scopes, method)
 	}
 	return withData(wire, map[string]any{"required_auth_type": RequiredAuthType, "scopes": scopes},
@@ -84,24 +82,21 @@ func (d *Dispatcher) authorize(call *Call) error {
 	return nil
 }
 
+// caller is who makes a call: the caller's identity, revalidated on a
+// session (so that reloads and revocations of the auth file apply at its
+// next call).
 func (d *Dispatcher) caller(call *Call) (*auth.Identity, error) {
-	if call.Conn == nil {
-		return call.Identity, call.authErr
-	}
-	state := stateOf(call.Conn)
-	var id *auth.Identity
-	if state != nil {
-		id = state.Identity()
-	}
-	if id == nil {
-		return nil, auth.ErrNoCredentials
+	id, err := call.caller.Identity()
+	sc, ok := call.caller.(SessionCaller)
+	if err != nil || !ok {
+		return id, err
 	}
 	fresh, err := d.authn.Revalidate(id)
 	if err != nil {
 		return nil, err
 	}
 	if fresh != id {
-		state.revalidated(id, fresh)
+		sc.Revalidated(id, fresh)
 	}
 	return fresh, nil
 }
@@ -114,26 +109,25 @@ func (d *Dispatcher) authFailed(front string, err error) {
 	}
 }
 
-// authenticateConn authenticates a framed connection at Initialize, by
-// token or by the verified client certificate, and holds one of the
-// identity's connection slots until the connection closes.
-func (d *Dispatcher) authenticateConn(call *Call, token string) (*auth.Identity, error) {
-	id, err := d.authn.Authenticate(token, call.Conn.TLSState())
+// establish authenticates a session's caller at Initialize, by token or
+// by the verified client certificate, and holds one of the identity's
+// connection slots until the connection closes.
+func (d *Dispatcher) establish(call *Call, token string) (*auth.Identity, error) {
+	sc, ok := call.caller.(SessionCaller)
+	if !ok {
+		return nil, errNoSession
+	}
+	id, err := d.authn.Authenticate(token, sc.TLS())
 	if err != nil {
 		return nil, err
 	}
 	release, err := d.limiter.AcquireConn(id)
 	if err != nil {
-		d.opts.Metrics.RateLimited.WithLabelValues(metrics.FrontFramed, string(id.Class())).Inc()
+		d.opts.Metrics.RateLimited.WithLabelValues(call.Front, string(id.Class())).Inc()
 		return nil, err
 	}
-	state := stateOf(call.Conn)
-	if state == nil {
-		release()
-		return nil, errUnboundConn
-	}
-	if !state.authenticated(id, release) {
-		return nil, session.ErrClosed
+	if err := sc.Establish(id, release); err != nil {
+		return nil, err
 	}
 	return id, nil
 }

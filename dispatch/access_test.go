@@ -94,9 +94,8 @@ func (a *authEnv) dialTLS(cert *tls.Certificate, roots *testpki.CA) (*session.Co
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(a.t, err)
 	cfg := session.DefaultConfig()
-	ConfigureSession(&cfg)
 	cfg.Metrics = a.metrics
-	srv, err := session.NewServer(cfg, a.d)
+	srv, err := newFramedServer(cfg, a.d)
 	require.NoError(a.t, err)
 	go func() { _ = srv.Serve(tls.NewListener(ln, testpki.ServerConfig(a.ca.Server(), a.ca.Pool())), "tls") }()
 	a.t.Cleanup(func() { _ = srv.Close() })

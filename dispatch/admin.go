@@ -3,8 +3,6 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
@@ -96,23 +94,11 @@ type sandboxStats interface {
 	Templates() sandbox.TemplateStats
 }
 
-// calls counts the calls in flight per front door, for gateway_status.
-type calls struct{ m sync.Map } // front -> *atomic.Int64
-
-func (c *calls) of(front string) *atomic.Int64 {
-	if v, ok := c.m.Load(front); ok {
-		return v.(*atomic.Int64)
-	}
-	v, _ := c.m.LoadOrStore(front, new(atomic.Int64))
-	return v.(*atomic.Int64)
-}
-
-func (c *calls) snapshot() map[string]int64 {
+// callsInFlight counts the calls in flight at each front door, for
+// gateway_status.
+func (d *Dispatcher) callsInFlight() map[string]int64 {
 	out := map[string]int64{}
-	c.m.Range(func(k, v any) bool {
-		out[k.(string)] = v.(*atomic.Int64).Load()
-		return true
-	})
+	d.fronts.each(func(f *Front) { out[f.name] = f.active.Load() })
 	return out
 }
 
@@ -123,7 +109,7 @@ func (d *Dispatcher) gatewayStatus(_ context.Context, call *Call) (any, error) {
 	st := &GatewayStatus{
 		Server:      ServerStatus{Name: d.opts.Info.Name, Version: d.opts.Info.Version, StartedAt: d.started},
 		Connections: map[string]int{},
-		Requests:    d.calls.snapshot(),
+		Requests:    d.callsInFlight(),
 		Blobs:       BlobsStatus{QuotaBytes: d.opts.Status.BlobQuotaBytes},
 	}
 	// This very call is in flight: it is not load, so it is not shown.

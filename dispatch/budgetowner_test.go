@@ -40,11 +40,10 @@ func TestBudgetShareIsTheIdentitys(t *testing.T) {
 
 	budget := session.NewFairBudget(8*blobBytes, 0.5) // 120000 bytes per identity
 	cfg := session.DefaultConfig()
-	ConfigureSession(&cfg)
 	cfg.MaxMessageSize = testMaxMessage
 	cfg.Metrics = e.metrics
 	cfg.Budget = budget
-	srv, err := session.NewServer(cfg, e.d)
+	srv, err := newFramedServer(cfg, e.d)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	dial := func(token string) *session.Conn {

@@ -2,36 +2,51 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"runtime/debug"
+	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
-// invoke runs one call with everything every call gets: lookup, panic
+// Dispatch runs one call of method with params (a JSON object) for
+// caller, with everything every call gets: lookup, authorization, panic
 // recovery (the caller's connection lives on), a log line, metrics, and
-// mapping of the error to its wire form.
-func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error) {
-	m := d.lookup(call.Method, call.Front)
+// mapping of the error to its wire form. The result is the method's Go
+// value. An error is a *transport.Error, or the *ParamError of a number
+// outside its accepted range, which a front door may treat as a protocol
+// error (the framed transport aborts the connection, as 001 requires);
+// ToWire maps it to its ordinary invalid-params answer.
+func (f *Front) Dispatch(ctx context.Context, method string, params json.RawMessage, caller Caller) (any, error) {
+	call := callPool.Get().(*Call)
+	*call = Call{Method: method, Params: params, Front: f.name, caller: caller, log: &f.d.opts.Logger}
+	res, err := f.d.invoke(ctx, f, call)
+	*call = Call{}
+	callPool.Put(call)
+	return res, err
+}
+
+// callPool recycles Calls: methods use their Call only until they return.
+var callPool = sync.Pool{New: func() any { return new(Call) }}
+
+func (d *Dispatcher) invoke(ctx context.Context, f *Front, call *Call) (res any, err error) {
+	m := d.lookup(call.Method, call.caller)
 	if m == nil {
 		m = d.other
 		err = transport.ErrMethodNotFound.WithDetails("unknown method " + quoteName(call.Method))
 	} else {
 		call.Method = m.name
 	}
-	mm := d.methodMetrics(m, call.Front)
+	mm := f.metricsOf(m)
 	// Inline methods finish before anyone could see them in flight.
-	var inflight prometheus.Gauge
 	if !m.inline {
-		inflight = d.inflightOf(call.Front)
-		inflight.Inc()
-		active := d.calls.of(call.Front)
-		active.Add(1)
-		defer active.Add(-1)
+		f.inflight.Inc()
+		f.active.Add(1)
+		defer f.active.Add(-1)
 	}
 	start := time.Now()
 	if err == nil && m.name != MethodInitialize {
@@ -41,8 +56,8 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 		res, err = d.run(ctx, m, call)
 	}
 	elapsed := time.Since(start)
-	if inflight != nil {
-		inflight.Dec()
+	if !m.inline {
+		f.inflight.Dec()
 	}
 	mm.Duration.Observe(elapsed.Seconds())
 	wire := d.authDetails(d.wireError(m, err), m.name)
@@ -52,35 +67,16 @@ func (d *Dispatcher) invoke(ctx context.Context, call *Call) (res any, err error
 		return res, nil
 	}
 	mm.Failed(wire.EffectiveCode())
-	d.authFailed(call.Front, err)
+	d.authFailed(f.name, err)
 	ev := call.Log(zerolog.DebugLevel)
 	if wire.Code == transport.CodeInternalError {
 		ev = call.Log(zerolog.ErrorLevel).AnErr("cause", err)
 	}
 	ev.Str("method", m.name).Str("string_code", wire.EffectiveCode()).Dur("took", elapsed).Msg("call failed")
-	return nil, errorForFront(err, wire, call.Front)
-}
-
-// methodMetrics returns a method's metrics for a front door: the two
-// built-in fronts keep theirs at hand, others look theirs up.
-func (d *Dispatcher) methodMetrics(m *method, front string) *metrics.MethodMetrics {
-	switch front {
-	case metrics.FrontFramed:
-		return m.framed
-	case metrics.FrontHTTP:
-		return m.http
+	if pe := (*ParamError)(nil); errors.As(err, &pe) && pe.NumberRange {
+		return nil, pe
 	}
-	return d.opts.Metrics.Method(front, m.name)
-}
-
-func (d *Dispatcher) inflightOf(front string) prometheus.Gauge {
-	switch front {
-	case metrics.FrontFramed:
-		return d.inflight[0]
-	case metrics.FrontHTTP:
-		return d.inflight[1]
-	}
-	return d.opts.Metrics.Inflight.WithLabelValues(front)
+	return nil, wire
 }
 
 func (d *Dispatcher) run(ctx context.Context, m *method, call *Call) (res any, err error) {

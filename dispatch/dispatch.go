@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -11,15 +10,12 @@ import (
 
 	"github.com/skillgate/skillgate/blob"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/pyenv"
 	"github.com/skillgate/skillgate/runs"
-	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/transport"
 )
 
 // MethodFunc implements one method. It returns a value that marshals to a
@@ -31,83 +27,46 @@ type MethodFunc func(ctx context.Context, call *Call) (any, error)
 type Call struct {
 	Method string          // canonical name
 	Params json.RawMessage // a JSON object
-	Front  string          // the front door's metrics label (metrics.FrontFramed, FrontHTTP, FrontMCP)
-	Conn   *session.Conn   // the framed connection; nil at other front doors
-	Remote string          // the client's address at other front doors; framed calls use Conn
-	log    *zerolog.Logger
+	Front  string          // the front door's name, its metrics label
 	// Identity is who makes the call, once authorized.
 	Identity *auth.Identity
-	// authErr is why the credentials of a call from another front door
-	// were refused.
-	authErr error
-	// req is the framed request; httpID the id of a call from another
-	// front door.
-	req    *session.Request
-	httpID string
-	// stream delivers the call's notifications at front doors other than
-	// the framed transport (server-sent events, MCP notifications); nil
-	// where the caller cannot receive them, which noStream explains.
-	stream   Notifier
-	noStream string
+	caller   Caller
+	log      *zerolog.Logger
 }
 
-// ErrNoStream is Call.Notify's error where the call's front door cannot
-// deliver notifications: an HTTP request without Accept:
-// text/event-stream, a batch member, a notification.
-var ErrNoStream = errors.New("dispatch: this call cannot receive notifications")
-
-// RequestID is the JSON-RPC id of the call ("" for a notification).
-func (c *Call) RequestID() string {
-	if c.req != nil {
-		return c.req.ID()
-	}
-	return c.httpID
-}
+// RequestID is the caller's id of the request ("" for none).
+func (c *Call) RequestID() string { return c.caller.RequestID() }
 
 // Backlogged reports whether notifications to the caller are waiting for
 // it to read (a framed connection's queue past its share).
-func (c *Call) Backlogged() bool { return c.Conn != nil && c.Conn.Backlogged() }
+func (c *Call) Backlogged() bool {
+	b, ok := c.caller.(Backpressured)
+	return ok && b.Backlogged()
+}
 
 // CanNotify reports whether Notify can reach the caller.
-func (c *Call) CanNotify() bool { return c.Conn != nil || c.stream != nil }
+func (c *Call) CanNotify() bool { return c.caller.NoStream() == "" }
 
-// Notify sends a notification to the caller while the call runs: on the
-// framed transport a JSON-RPC notification, waiting while the
-// connection's queue is past its share (session.Conn.Notify); over HTTP
-// a server-sent event when the client asked for a stream; elsewhere the
-// front door's Notifier. Without any it returns ErrNoStream.
+// Notify sends a notification to the caller while the call runs, waiting
+// while the caller is behind; ErrNoStream where none can reach it.
 func (c *Call) Notify(ctx context.Context, method string, params any) error {
-	switch {
-	case c.Conn != nil:
-		return c.Conn.Notify(ctx, method, params)
-	case c.stream != nil:
-		obj, err := transport.MarshalObject(params)
-		if err != nil {
-			return err
-		}
-		return c.stream(ctx, method, obj)
-	}
-	return ErrNoStream
+	return c.caller.Notify(ctx, method, params)
 }
 
 // TryNotify is Notify for a sender that would rather compact what it
-// sends than wait: on the framed transport it sends nothing and returns an
-// error matching session.ErrBackpressure while the connection's queue is
-// past the notifications' share; elsewhere it is Notify.
+// sends than wait: to a caller that can fall behind it sends nothing and
+// returns ErrBackpressure while the caller is behind; elsewhere it is
+// Notify.
 func (c *Call) TryNotify(ctx context.Context, method string, params any) error {
-	if c.Conn != nil {
-		return c.Conn.TryNotify(method, params)
+	if b, ok := c.caller.(Backpressured); ok {
+		return b.TryNotify(method, params)
 	}
-	return c.Notify(ctx, method, params)
+	return c.caller.Notify(ctx, method, params)
 }
 
 // Log starts a log event at level, tagged with who made the call.
 func (c *Call) Log(level zerolog.Level) *zerolog.Event {
-	e := c.log.WithLevel(level)
-	if c.Conn != nil {
-		return c.Conn.Tag(e)
-	}
-	return e.Str("front", c.Front).Str("remote", c.Remote)
+	return c.caller.Describe(c.log.WithLevel(level))
 }
 
 // Info is what Initialize reports about the server.
@@ -182,27 +141,26 @@ type Options struct {
 }
 
 type method struct {
-	name         string
-	fn           MethodFunc
-	framedOnly   bool
-	inline       bool       // never blocks: answered on the connection's read loop
-	errors       errorTable // its group's; nil for a method registered alone
-	framed, http *metrics.MethodMetrics
+	index       int // in registration order: a front door's metrics table is indexed by it
+	name        string
+	fn          MethodFunc
+	sessionOnly bool       // served to a SessionCaller only (Initialize)
+	inline      bool       // never blocks: answered on the connection's read loop
+	errors      errorTable // its group's; nil for a method registered alone
 }
 
-// Dispatcher is the method table shared by the framed transport and the
-// HTTP front door. Register every method before serving; lookups are then
-// lock-free.
+// Dispatcher is the method table shared by every front door. Register
+// every method before serving; lookups are then lock-free.
 type Dispatcher struct {
-	opts     Options
-	authn    auth.Authenticator
-	limiter  *auth.Limiter
-	methods  map[string]*method  // canonical names and aliases
-	other    *method             // metrics of unknown methods
-	inflight [2]prometheus.Gauge // framed, http
-	uploads  *blob.Uploads
-	calls    calls     // in flight per front door, for gateway_status
-	started  time.Time // when New was called, for gateway_status
+	opts    Options
+	authn   auth.Authenticator
+	limiter *auth.Limiter
+	methods map[string]*method // canonical names and aliases
+	table   []*method          // by index, each once
+	other   *method            // metrics of unknown methods
+	uploads *blob.Uploads
+	fronts  fronts    // the front doors, by name
+	started time.Time // when New was called, for gateway_status
 	// accessErrors maps the errors of authorization, which any call can
 	// meet, after the table of the call's method group.
 	accessErrors errorTable
@@ -218,11 +176,7 @@ func New(opts Options) *Dispatcher {
 	d := &Dispatcher{opts: opts, authn: opts.Authn, limiter: opts.Limiter, methods: make(map[string]*method),
 		accessErrors: accessErrors(), started: time.Now()}
 	d.other = d.newMethod("other", nil)
-	d.inflight = [2]prometheus.Gauge{
-		opts.Metrics.Inflight.WithLabelValues(metrics.FrontFramed),
-		opts.Metrics.Inflight.WithLabelValues(metrics.FrontHTTP),
-	}
-	d.register(MethodInitialize, nil, d.initialize, methodFramedOnly)
+	d.register(MethodInitialize, nil, d.initialize, methodSessionOnly)
 	if opts.Skills != nil {
 		d.registerGroup(d.discoveryGroup())
 	}
@@ -281,13 +235,13 @@ func (d *Dispatcher) registerGroup(g methodGroup) {
 type methodFlags uint8
 
 const (
-	methodFramedOnly methodFlags = 1 << iota // not offered over HTTP (Initialize)
-	methodInline                             // never blocks: answered on the read loop
+	methodSessionOnly methodFlags = 1 << iota // served to a SessionCaller only (Initialize)
+	methodInline                              // never blocks: answered on the read loop
 )
 
 func (d *Dispatcher) register(name string, aliases []string, fn MethodFunc, flags methodFlags) *method {
 	m := d.newMethod(name, fn)
-	m.framedOnly, m.inline = flags&methodFramedOnly != 0, flags&methodInline != 0
+	m.sessionOnly, m.inline = flags&methodSessionOnly != 0, flags&methodInline != 0
 	for _, n := range append([]string{name}, aliases...) {
 		if _, dup := d.methods[n]; dup {
 			panic(fmt.Sprintf("dispatch: method %q registered twice", n))
@@ -298,12 +252,9 @@ func (d *Dispatcher) register(name string, aliases []string, fn MethodFunc, flag
 }
 
 func (d *Dispatcher) newMethod(name string, fn MethodFunc) *method {
-	return &method{
-		name:   name,
-		fn:     fn,
-		framed: d.opts.Metrics.Method(metrics.FrontFramed, name),
-		http:   d.opts.Metrics.Method(metrics.FrontHTTP, name),
-	}
+	m := &method{index: len(d.table), name: name, fn: fn}
+	d.table = append(d.table, m)
+	return m
 }
 
 // GrantableMethods returns the canonical names of every method a
@@ -317,7 +268,7 @@ func GrantableMethods() []string {
 	var names []string
 	for _, g := range []methodGroup{d.discoveryGroup(), d.blobGroup(), d.executionGroup(), d.adminGroup()} {
 		for _, m := range g.methods {
-			if m.flags&methodFramedOnly == 0 {
+			if m.flags&methodSessionOnly == 0 {
 				names = append(names, m.name)
 			}
 		}
@@ -339,10 +290,23 @@ func (d *Dispatcher) Methods() []string {
 	return names
 }
 
-func (d *Dispatcher) lookup(name, front string) *method {
+// lookup finds the method a caller asked for; a method served to session
+// callers only is unknown to the others.
+func (d *Dispatcher) lookup(name string, caller Caller) *method {
 	m := d.methods[name]
-	if m == nil || (m.framedOnly && front != metrics.FrontFramed) {
+	if m == nil {
+		return nil
+	}
+	if _, ok := caller.(SessionCaller); m.sessionOnly && !ok {
 		return nil
 	}
 	return m
+}
+
+// Inline reports whether a method is answered without blocking: the
+// discovery methods that only read the in-memory catalog, which a
+// connection-oriented front door may answer on its read loop.
+func (d *Dispatcher) Inline(name []byte) bool {
+	m := d.methods[string(name)]
+	return m != nil && m.inline
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/skillgate/skillgate/metrics"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -63,18 +61,6 @@ type errorMapping struct {
 // group's table, then the access table.
 func (d *Dispatcher) wireError(m *method, err error) *transport.Error {
 	return toWire(err, m.errors, d.accessErrors)
-}
-
-// errorForFront adjusts an error for the front door: on the framed
-// transport a number outside the accepted range aborts the connection as a
-// parse error, as the transport specification requires; over HTTP it is an
-// ordinary invalid-params error.
-func errorForFront(err error, wire *transport.Error, front string) error {
-	var pe *ParamError
-	if front == metrics.FrontFramed && errors.As(err, &pe) && pe.NumberRange {
-		return &session.Abort{Err: transport.NewError(transport.CodeParseError, "Parse error.").WithDetails(pe.Error())}
-	}
-	return wire
 }
 
 // withData returns a copy of e with members added to its data object, as

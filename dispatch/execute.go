@@ -358,9 +358,7 @@ func (d *Dispatcher) prepareJob(call *Call, req *runRequest, inputs []sandbox.In
 	for _, s := range req.mounts {
 		job.Skills = append(job.Skills, sandboxSkill(s))
 	}
-	for range maxOutputBlobs {
-		job.OutputBlobIDs = append(job.OutputBlobIDs, d.opts.Blobs.NewID())
-	}
+	job.OutputBlobIDs = blob.NewIDs(maxOutputBlobs)
 	return job
 }
 

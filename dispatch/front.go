@@ -6,27 +6,78 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
 
-// Front is a front door beyond the framed transport (POST /rpc and the
-// MCP front door): it invokes methods of the shared table as an identity,
-// with the same authorization, rate limits, logging and error mapping,
-// counted in metrics under its own "front" label.
+// Front is one front door's entry to the shared method table: the
+// framed transport (framedfront), POST /rpc (httpfront) and MCP
+// (mcpfront) each invoke methods through their own, with the same
+// authorization, rate limits, logging and error mapping, counted in
+// metrics under the front's name as the "front" label. The Front of a
+// name is created once (Dispatcher.Front), with its metrics at hand.
 type Front struct {
-	d    *Dispatcher
-	name string
+	d        *Dispatcher
+	name     string
+	methods  []*metrics.MethodMetrics // by method index
+	inflight prometheus.Gauge
+	active   atomic.Int64 // calls in flight, for gateway_status
 }
 
-// Front returns the entry of the front door named name (the metrics
-// label, such as metrics.FrontMCP).
-func (d *Dispatcher) Front(name string) *Front { return &Front{d: d, name: name} }
+// fronts holds a Dispatcher's front doors by name.
+type fronts struct {
+	mu sync.Mutex
+	m  map[string]*Front
+}
+
+// Front returns the entry of the front door named name (its metrics
+// label, such as metrics.FrontMCP); every call with one name returns the
+// same Front.
+func (d *Dispatcher) Front(name string) *Front {
+	d.fronts.mu.Lock()
+	defer d.fronts.mu.Unlock()
+	if f := d.fronts.m[name]; f != nil {
+		return f
+	}
+	f := &Front{d: d, name: name, inflight: d.opts.Metrics.Inflight.WithLabelValues(name)}
+	for _, m := range d.table {
+		f.methods = append(f.methods, d.opts.Metrics.Method(name, m.name))
+	}
+	if d.fronts.m == nil {
+		d.fronts.m = make(map[string]*Front)
+	}
+	d.fronts.m[name] = f
+	return f
+}
+
+// each calls fn for every front door created so far.
+func (fs *fronts) each(fn func(*Front)) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, f := range fs.m {
+		fn(f)
+	}
+}
+
+// metricsOf returns a method's metrics at this front door.
+func (f *Front) metricsOf(m *method) *metrics.MethodMetrics {
+	if m.index < len(f.methods) {
+		return f.methods[m.index]
+	}
+	return f.d.opts.Metrics.Method(f.name, m.name) // registered after the Front was made
+}
 
 // Name is the front door's metrics label.
 func (f *Front) Name() string { return f.name }
+
+// Dispatcher is the method table this front door serves.
+func (f *Front) Dispatcher() *Dispatcher { return f.d }
 
 // Authenticate checks a bearer token (empty: none) or a verified client
 // certificate, as the other front doors do.
@@ -88,11 +139,13 @@ func (f *Front) UntilRevoked(ctx context.Context, id *auth.Identity) (context.Co
 func (f *Front) Metrics() *metrics.Metrics { return f.d.opts.Metrics }
 
 // Notifier delivers a notification to the caller of a call while the
-// call runs: the run_event notifications of a streamed run (params as in
-// docs/live-runs.md). An error ends the stream; the call then fails.
-type Notifier func(ctx context.Context, method string, params json.RawMessage) error
+// call runs: the run_event notifications of a streamed run, as *RunEvent
+// values the front door encodes for its wire (or, for MCP, turns into its
+// own notifications). An error ends the stream; the call then fails.
+type Notifier func(ctx context.Context, method string, params any) error
 
-// Request is one method call arriving at a front door.
+// Request is one method call arriving at a front door that knows the
+// caller per request (POST /rpc, MCP).
 type Request struct {
 	Method string
 	Params json.RawMessage // a JSON object; empty or null means {}
@@ -117,12 +170,13 @@ func (f *Front) Invoke(ctx context.Context, id *auth.Identity, remote, method st
 	return f.Serve(ctx, &Request{Method: method, Params: params, Identity: id, Remote: remote})
 }
 
-// Serve runs one call. The result is the method's JSON object; a failure
-// is always a *transport.Error in the Skills Protocol's shapes.
+// Serve runs one call and encodes its result. The result is the method's
+// JSON object; a failure is always a *transport.Error in the Skills
+// Protocol's shapes.
 func (f *Front) Serve(ctx context.Context, r *Request) (json.RawMessage, *transport.Error) {
-	res, err := f.call(ctx, r)
-	if err != nil {
-		return nil, ToWire(err)
+	res, e := f.Call(ctx, r)
+	if e != nil {
+		return nil, e
 	}
 	obj, err := transport.MarshalObject(res)
 	if err != nil {
@@ -132,17 +186,17 @@ func (f *Front) Serve(ctx context.Context, r *Request) (json.RawMessage, *transp
 	return obj, nil
 }
 
-// call runs r and answers the method's value, for a front door that
-// encodes it itself.
-func (f *Front) call(ctx context.Context, r *Request) (any, error) {
+// Call runs one call and answers the method's Go value (such as a
+// *RunResult), for a front door that encodes it itself, once, at its
+// wire. A failure is always a *transport.Error.
+func (f *Front) Call(ctx context.Context, r *Request) (any, *transport.Error) {
 	params := r.Params
 	if len(params) == 0 || string(params) == "null" {
 		params = transport.EmptyObject
 	}
-	authErr := r.AuthErr
-	if r.Identity == nil && authErr == nil {
-		authErr = auth.ErrNoCredentials
+	res, err := f.Dispatch(ctx, r.Method, params, &requestCaller{r: *r, front: f.name})
+	if err != nil {
+		return nil, ToWire(err)
 	}
-	return f.d.invoke(ctx, &Call{Method: r.Method, Params: params, Front: f.name, Remote: r.Remote,
-		log: &f.d.opts.Logger, Identity: r.Identity, authErr: authErr, httpID: r.ID, stream: r.Notify, noStream: r.NoStream})
+	return res, nil
 }

@@ -93,10 +93,9 @@ func (e *env) framedRaw() *session.Conn {
 func (e *env) framedRawWith(client func(*session.Config)) *session.Conn {
 	e.t.Helper()
 	cfg := session.DefaultConfig()
-	ConfigureSession(&cfg)
 	cfg.MaxMessageSize = testMaxMessage
 	cfg.Metrics = e.metrics
-	srv, err := session.NewServer(cfg, e.d)
+	srv, err := newFramedServer(cfg, e.d)
 	require.NoError(e.t, err)
 	a, b := net.Pipe()
 	srv.ServeConn(b, "pipe")

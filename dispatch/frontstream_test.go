@@ -36,7 +36,8 @@ func TestFrontStreamedRunNotifies(t *testing.T) {
 	var seqs []uint64
 	var types []string
 	var once sync.Once
-	notify := func(_ context.Context, method string, params json.RawMessage) error {
+	notify := func(_ context.Context, method string, value any) error {
+		params := encodeParams(t, value)
 		once.Do(func() {
 			select {
 			case <-written:
@@ -84,7 +85,7 @@ func TestFrontStreamNotifierErrorFailsCall(t *testing.T) {
 	id, err := f.Authenticate("", nil)
 	require.NoError(t, err)
 	_, werr := f.Serve(t.Context(), &Request{Method: MethodRunCode, Identity: id, Remote: "test",
-		Notify: func(context.Context, string, json.RawMessage) error { return context.Canceled },
+		Notify: func(context.Context, string, any) error { return context.Canceled },
 		Params: json.RawMessage(`{"language":"python","code":"def main(a): pass","stream":true}`)})
 	require.NotNil(t, werr, "the stream broke")
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
-	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -21,14 +22,6 @@ const MethodInitialize = "Initialize"
 // size limit how to ask for less; both front doors end RESPONSE_TOO_LARGE
 // details with it.
 const ResponseTooLargeHint = "request less data (for example read_blob with mode sample_head and max_bytes)"
-
-// ConfigureSession sets what the connection layer takes from the
-// application: the method that initializes a connection and the hint of an
-// over-size answer.
-func ConfigureSession(c *session.Config) {
-	c.InitMethod = MethodInitialize
-	c.TooLargeHint = ResponseTooLargeHint
-}
 
 // ProtocolVersion is the application protocol version the gateway speaks.
 // Clients must send the same major version.
@@ -69,7 +62,7 @@ func (d *Dispatcher) initialize(_ context.Context, call *Call) (any, error) {
 	if err := checkVersion(version, d.opts.UpgradeURL); err != nil {
 		return nil, err
 	}
-	id, err := d.authenticateConn(call, token)
+	id, err := d.establish(call, token)
 	if err != nil {
 		return nil, err
 	}
@@ -145,4 +138,17 @@ func newSessionID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "s-" + hex.EncodeToString(b[:])
+}
+
+// methodsFor lists the application methods id may call after Initialize,
+// under every name they answer to (canonical and CamelCase), sorted.
+func (d *Dispatcher) methodsFor(id *auth.Identity) []string {
+	var names []string
+	for name, m := range d.methods {
+		if m.name != MethodInitialize && id.AllowsMethod(m.name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }

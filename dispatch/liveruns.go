@@ -16,7 +16,6 @@ import (
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -46,14 +45,9 @@ func readRunMode(p *params) runMode {
 	return modePlain
 }
 
-// noStreamReason explains why a call cannot receive run_event: in the
-// words of its front door when it gave some.
-func noStreamReason(call *Call) string {
-	if call.noStream != "" {
-		return call.noStream
-	}
-	return "cannot be delivered on this connection"
-}
+// noStreamReason explains why a call cannot receive run_event, in the
+// words of its front door.
+func noStreamReason(call *Call) string { return call.caller.NoStream() }
 
 // errCanceledRun is the run error of a run stopped by cancel_run or by
 // its caller's disconnect.
@@ -123,9 +117,9 @@ type eventSender struct {
 func (s *eventSender) pressed() bool { return s.behind || s.call.Backlogged() }
 
 func (s *eventSender) send(ctx context.Context, ev runs.Event) error {
-	params := eventParams(s.runID, s.requestID, ev)
+	params := &RunEvent{RunID: s.runID, RequestID: s.requestID, Event: ev}
 	err := s.call.TryNotify(ctx, MethodRunEvent, params)
-	s.behind = errors.Is(err, session.ErrBackpressure)
+	s.behind = errors.Is(err, ErrBackpressure)
 	if s.behind {
 		err = s.call.Notify(ctx, MethodRunEvent, params)
 	}
@@ -138,7 +132,7 @@ func (s *eventSender) send(ctx context.Context, ev runs.Event) error {
 func (d *Dispatcher) startAsync(ctx context.Context, call *Call, req *runRequest, job sandbox.Job, release func()) (any, error) {
 	// The run outlives the call: it must not hold the recycled Call, nor
 	// end with the caller's connection.
-	bg := &Call{Method: call.Method, Front: call.Front, Conn: call.Conn, Remote: call.Remote, log: call.log, Identity: call.Identity}
+	bg := &Call{Method: call.Method, Front: call.Front, caller: detach(call.caller), log: call.log, Identity: call.Identity}
 	run, runCtx := d.startRun(context.WithoutCancel(ctx), bg, req, job.RunID, "")
 	admitted := make(chan struct{})
 	var once sync.Once
@@ -255,21 +249,31 @@ func (d *Dispatcher) storeLogs(ctx context.Context, call *Call, run *runs.Run, o
 	out.LogsBlob = id
 }
 
-// eventParams is the run_event notification of ev: run_id, request_id
-// (when the caller started the run), seq, type, then the type's fields.
-func eventParams(runID, requestID string, ev runs.Event) json.RawMessage {
-	b := make([]byte, 0, 96+len(ev.Data))
+// RunEvent is the params of a run_event notification as a Go value: the
+// run, the request that started it, and the event as the run's record
+// keeps it. A front door encodes it at its wire (AppendJSON, the object of
+// docs/live-runs.md) or reads its members (MCP).
+type RunEvent struct {
+	RunID     string
+	RequestID string // "" when the run was not started by a request with an id
+	runs.Event
+}
+
+// AppendJSON appends the notification's params object: run_id,
+// request_id, seq and type, then the event's own members. It implements
+// transport.Appender.
+func (e *RunEvent) AppendJSON(b []byte) []byte {
 	b = append(b, `{"run_id":`...)
-	b = transport.AppendString(b, runID)
-	if requestID != "" {
+	b = transport.AppendString(b, e.RunID)
+	if e.RequestID != "" {
 		b = append(b, `,"request_id":`...)
-		b = transport.AppendString(b, requestID)
+		b = transport.AppendString(b, e.RequestID)
 	}
 	b = append(b, `,"seq":`...)
-	b = strconv.AppendUint(b, ev.Seq, 10)
+	b = strconv.AppendUint(b, e.Seq, 10)
 	b = append(b, `,"type":`...)
-	b = transport.AppendString(b, ev.Type)
-	if fields := bytes.TrimSpace(ev.Data); len(fields) > 2 {
+	b = transport.AppendString(b, e.Type)
+	if fields := bytes.TrimSpace(e.Data); len(fields) > 2 {
 		b = append(b, ',')
 		b = append(b, fields[1:len(fields)-1]...)
 	}

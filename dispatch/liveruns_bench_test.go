@@ -90,7 +90,7 @@ func newDeliveryBench(b *testing.B) *deliveryBench {
 	})
 	cfg := session.DefaultConfig()
 	cfg.Metrics = e.metrics
-	srv, err := session.NewServer(cfg, e.d)
+	srv, err := newFramedServer(cfg, e.d)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = srv.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

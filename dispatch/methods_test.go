@@ -373,7 +373,7 @@ func TestInitialize(t *testing.T) {
 		`{"protocol_version":"1.0","client":"me"}`:       transport.StringInvalidParams,
 		`{"protocol_version":"1.0","client":{"name":1}}`: transport.StringInvalidParams,
 	} {
-		_, err := d.initialize(t.Context(), &Call{Params: json.RawMessage(params), log: &d.opts.Logger})
+		_, err := d.initialize(t.Context(), &Call{Params: json.RawMessage(params), log: &d.opts.Logger, caller: &requestCaller{}})
 		assert.Equal(t, code, ToWire(err).EffectiveCode(), params)
 	}
 	e2 := newEnv(t, "")

@@ -22,10 +22,9 @@ import (
 func (e *env) dialRaw(kind string) net.Conn {
 	e.t.Helper()
 	cfg := session.DefaultConfig()
-	ConfigureSession(&cfg)
 	cfg.MaxMessageSize = testMaxMessage
 	cfg.Metrics = e.metrics
-	srv, err := session.NewServer(cfg, e.d)
+	srv, err := newFramedServer(cfg, e.d)
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { _ = srv.Close() })
 	if kind == "pipe" {

@@ -81,7 +81,7 @@ func (d *Dispatcher) watchRun(ctx context.Context, call *Call) (any, error) {
 	// event, such as those a streamed call merged or dropped. A watcher
 	// that reads slowly waits; the run goes on regardless.
 	err = run.Follow(ctx, uint64(after), func(ev runs.Event) error {
-		return call.Notify(ctx, MethodRunEvent, eventParams(run.ID(), requestID, ev))
+		return call.Notify(ctx, MethodRunEvent, &RunEvent{RunID: run.ID(), RequestID: requestID, Event: ev})
 	})
 	if rerr := auth.Revoked(ctx); err != nil && rerr != nil {
 		return nil, rerr

@@ -118,7 +118,8 @@ func TestRunEventsCarryRequestID(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var events []map[string]any
-	notify := func(_ context.Context, _ string, params json.RawMessage) error {
+	notify := func(_ context.Context, _ string, value any) error {
+		params := encodeParams(t, value)
 		var ev map[string]any
 		require.NoError(t, json.Unmarshal(params, &ev))
 		mu.Lock()

@@ -223,7 +223,12 @@ func (d *Dispatcher) describeSkill(_ context.Context, call *Call) (any, error) {
 		body := s.Body
 		desc.FrontMatter, desc.SkillMD, desc.Files, desc.Digest = s.Front, &body, s.Files(), s.Digest()
 	}
-	return map[string]any{"skill": desc}, nil
+	return &DescribeSkillResult{Skill: desc}, nil
+}
+
+// DescribeSkillResult is describe_skill's result.
+type DescribeSkillResult struct {
+	Skill SkillDescription `json:"skill"`
 }
 
 // SkillFile is the result of read_skill_file.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/framedfront"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skills"
@@ -76,10 +77,10 @@ func newEnvOpts(t *testing.T, skillsDir string, mutate func(*dispatch.Options)) 
 func (e *env) framed() *session.Conn {
 	e.t.Helper()
 	cfg := session.DefaultConfig()
-	dispatch.ConfigureSession(&cfg)
+	framedfront.Configure(&cfg)
 	cfg.MaxMessageSize = testMaxMessage
 	cfg.Metrics = e.metrics
-	srv, err := session.NewServer(cfg, e.d)
+	srv, err := session.NewServer(cfg, framedfront.New(e.d))
 	require.NoError(e.t, err)
 	a, b := net.Pipe()
 	srv.ServeConn(b, "pipe")

@@ -2,7 +2,6 @@ package httpfront
 
 import (
 	"context"
-	"encoding/json"
 	"mime"
 	"net/http"
 	"strings"
@@ -37,11 +36,17 @@ type sseWriter struct {
 	started bool
 }
 
-func (s *sseWriter) notify(ctx context.Context, method string, params json.RawMessage) error {
+// notify is the call's dispatch.Notifier: each notification is encoded
+// here, once, as the event's data.
+func (s *sseWriter) notify(ctx context.Context, method string, params any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.event(method, transport.AppendNotification(nil, method, params))
+	obj, err := transport.MarshalObject(params)
+	if err != nil {
+		return err
+	}
+	return s.event(method, transport.AppendNotification(nil, method, obj))
 }
 
 func (s *sseWriter) event(name string, data []byte) error {

@@ -1,7 +1,6 @@
 package mcpfront
 
 import (
-	"encoding/json"
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -25,11 +24,5 @@ var (
 // sends: the same code, message and data (string_code, details, retry) as
 // on the other front doors.
 func rpcError(e *transport.Error) error {
-	var msg struct {
-		Error *jsonrpc.Error `json:"error"`
-	}
-	if err := json.Unmarshal(transport.AppendErrorResponse(nil, []byte("null"), e), &msg); err != nil || msg.Error == nil {
-		return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
-	}
-	return msg.Error
+	return &jsonrpc.Error{Code: int64(e.Code), Message: e.WireMessage(), Data: e.AppendData(nil)}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/runs"
 )
 
 // Log levels of a run's output: what the code writes to stderr (where
@@ -35,9 +36,9 @@ type runEvents struct {
 	sent bool    // whether any progress was sent
 }
 
-// runEvent is the part of a run_event the MCP front door uses.
+// runEvent is the part of a run event's own members the MCP front door
+// uses.
 type runEvent struct {
-	Type     string   `json:"type"`
 	What     string   `json:"what"`
 	Stream   string   `json:"stream"`
 	Text     string   `json:"text"`
@@ -46,28 +47,35 @@ type runEvent struct {
 	Message  *string  `json:"message"`
 }
 
-// notify is the call's dispatch.Notifier. A notification the client
-// cannot take is dropped rather than failing the run: only the end of the
-// call's context ends the stream.
-func (n *runEvents) notify(ctx context.Context, method string, params json.RawMessage) error {
-	if method != dispatch.MethodRunEvent {
+// notify is the call's dispatch.Notifier. Only the events that become MCP
+// notifications are read. A notification the client cannot take is
+// dropped rather than failing the run: only the end of the call's context
+// ends the stream.
+func (n *runEvents) notify(ctx context.Context, method string, params any) error {
+	re, ok := params.(*dispatch.RunEvent)
+	if method != dispatch.MethodRunEvent || !ok {
+		return ctx.Err()
+	}
+	switch re.Type {
+	case runs.EventStarted, runs.EventProgress, runs.EventLog:
+	default:
 		return ctx.Err()
 	}
 	var ev runEvent
-	if err := json.Unmarshal(params, &ev); err != nil {
+	if err := json.Unmarshal(re.Data, &ev); err != nil {
 		return ctx.Err()
 	}
 	var err error
-	switch ev.Type {
-	case "started":
+	switch re.Type {
+	case runs.EventStarted:
 		n.what = ev.What
-	case "progress":
+	case runs.EventProgress:
 		err = n.sendProgress(ctx, &ev)
-	case "log":
+	case runs.EventLog:
 		err = n.message(ctx, &mcp.LoggingMessageParams{Level: logLevel(ev.Stream), Logger: n.what, Data: ev.Text})
 	}
 	if err != nil && ctx.Err() == nil {
-		n.log.Debug().Err(err).Str("event", ev.Type).Msg("cannot notify the client of a run event")
+		n.log.Debug().Err(err).Str("event", re.Type).Msg("cannot notify the client of a run event")
 	}
 	return ctx.Err()
 }
@@ -97,11 +105,12 @@ func logLevel(stream string) mcp.LoggingLevel {
 }
 
 // runNotifier is the Notifier of a run tool's call: it turns the run's
-// events into the call's notifications.
-// The SDK's session sends them: Log only at or above the client's level.
+// events into the call's notifications, which the SDK's session sends
+// (log messages only at or above the client's level). nil when the call
+// would receive none of them: the run then goes unstreamed.
 func (s *Server) runNotifier(req *mcp.CallToolRequest) dispatch.Notifier {
 	ss := req.Session
-	if ss == nil {
+	if ss == nil || !s.listening.wants(req) {
 		return nil
 	}
 	n := &runEvents{token: req.Params.GetProgressToken(), progress: ss.NotifyProgress, message: ss.Log, log: s.opts.Logger}

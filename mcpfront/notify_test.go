@@ -310,9 +310,9 @@ func TestRunEventsToNotifications(t *testing.T) {
 		`{"run_id":"r","seq":11,"type":"finished","status":"completed"}`,
 		`not json`,
 	} {
-		require.NoError(t, n.notify(ctx, "run_event", json.RawMessage(ev)))
+		require.NoError(t, n.notify(ctx, "run_event", eventOf(ev)))
 	}
-	require.NoError(t, n.notify(ctx, "other", json.RawMessage(`{"type":"progress","progress":9}`)))
+	require.NoError(t, n.notify(ctx, "other", eventOf(`{"type":"progress","progress":9}`)))
 	assert.Equal(t, []*mcp.ProgressNotificationParams{
 		{ProgressToken: "t", Progress: 1, Total: 4, Message: "one"},
 		{ProgressToken: "t", Progress: 3, Total: 4},
@@ -326,12 +326,12 @@ func TestRunEventsToNotifications(t *testing.T) {
 
 	progress = nil
 	n = &runEvents{progress: n.progress, message: n.message}
-	require.NoError(t, n.notify(ctx, "run_event", json.RawMessage(`{"type":"progress","progress":1}`)))
+	require.NoError(t, n.notify(ctx, "run_event", eventOf(`{"type":"progress","progress":1}`)))
 	assert.Empty(t, progress, "no token, no progress")
 
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	assert.ErrorIs(t, n.notify(canceled, "run_event", json.RawMessage(`{"type":"log","text":"x"}`)), context.Canceled,
+	assert.ErrorIs(t, n.notify(canceled, "run_event", eventOf(`{"type":"log","text":"x"}`)), context.Canceled,
 		"only the end of the call ends the stream")
 }
 

@@ -72,12 +72,8 @@ func (s *Server) readSkillFile(name, version, p string) mcp.ResourceHandler {
 			if err != nil {
 				return nil, err
 			}
-			raw, err := s.invoke(ctx, req, dispatch.MethodReadSkillFile, params, nil)
+			f, err := callFor[dispatch.SkillFile](ctx, s, req, dispatch.MethodReadSkillFile, params, nil)
 			if err != nil {
-				return nil, err
-			}
-			var f dispatch.SkillFile
-			if err := json.Unmarshal(raw, &f); err != nil {
 				return nil, err
 			}
 			if f.Encoding == dispatch.EncodingBase64 {
@@ -138,12 +134,8 @@ func (s *Server) readBlob(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.invoke(ctx, req, dispatch.MethodReadBlob, params, nil)
+	b, err := callFor[dispatch.ReadBlobResult](ctx, s, req, dispatch.MethodReadBlob, params, nil)
 	if err != nil {
-		return nil, err
-	}
-	var b dispatch.ReadBlobResult
-	if err := json.Unmarshal(raw, &b); err != nil {
 		return nil, err
 	}
 	c := &mcp.ResourceContents{URI: req.Params.URI, MIMEType: "text/plain"}
@@ -172,14 +164,8 @@ func (s *Server) getPrompt(name string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		raw, err := s.invoke(ctx, req, dispatch.MethodDescribeSkill, params, nil)
+		d, err := callFor[dispatch.DescribeSkillResult](ctx, s, req, dispatch.MethodDescribeSkill, params, nil)
 		if err != nil {
-			return nil, err
-		}
-		var d struct {
-			Skill dispatch.SkillDescription `json:"skill"`
-		}
-		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, err
 		}
 		body := ""

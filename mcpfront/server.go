@@ -61,6 +61,8 @@ type Server struct {
 	mu   sync.Mutex // serializes Refresh
 	have offered    // what the SDK server currently offers
 	subs *subscriptions
+	// listening holds the sessions that take log messages.
+	listening *listening
 
 	sessions *sessions // of the HTTP endpoint; nil until HTTPHandler
 }
@@ -78,7 +80,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxSkillTools <= 0 {
 		opts.MaxSkillTools = DefaultMaxSkillTools
 	}
-	s := &Server{opts: opts, have: newOffered(), subs: newSubscriptions()}
+	s := &Server{opts: opts, have: newOffered(), subs: newSubscriptions(), listening: newListening()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "skillgate", Version: opts.Version}, &mcp.ServerOptions{
 		Logger: slog.New(zerologHandler{log: opts.Logger}),
 		Instructions: "Tools run skills (sandboxed Python packages) of this gateway. " +
@@ -87,6 +89,7 @@ func New(opts Options) (*Server, error) {
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
 	})
+	s.mcp.AddReceivingMiddleware(s.listening.track)
 	s.mcp.AddReceivingMiddleware(s.filterLists)
 	s.mcp.AddReceivingMiddleware(s.limitRequests) // outermost: refused requests cost their token too
 	if opts.Tools != ToolsSkills {

@@ -92,25 +92,25 @@ func TestSkillToolArgsAndBlobs(t *testing.T) {
 // the summary (and the error type when there is one), completed runs
 // their output, an empty output as {}, the logs preview after it.
 func TestRunResultMoreShapes(t *testing.T) {
-	res, err := runResult(json.RawMessage(`{"status":"failed","summary":"the run timed out"}`))
+	res, err := decodedRunResult(json.RawMessage(`{"status":"failed","summary":"the run timed out"}`))
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Equal(t, "the run timed out", textOf(res), "no error object, no logs: the summary alone")
 
-	res, err = runResult(json.RawMessage(`{"status":"completed","output":{"a":1},"logs_preview":"hello\n"}`))
+	res, err = decodedRunResult(json.RawMessage(`{"status":"completed","output":{"a":1},"logs_preview":"hello\n"}`))
 	require.NoError(t, err)
 	assert.False(t, res.IsError)
 	assert.Equal(t, "{\"a\":1}\n\nlogs:\nhello\n", textOf(res))
 	assert.JSONEq(t, `{"a":1}`, string(res.StructuredContent.(json.RawMessage)))
 	require.Len(t, res.Content, 1, "no output blobs, no links")
 
-	res, err = runResult(json.RawMessage(`{"status":"completed"}`))
+	res, err = decodedRunResult(json.RawMessage(`{"status":"completed"}`))
 	require.NoError(t, err)
 	assert.False(t, res.IsError)
 	assert.Equal(t, "{}", textOf(res))
 	assert.Equal(t, json.RawMessage(`{}`), res.StructuredContent)
 
-	res, err = runResult(json.RawMessage(`{"status":"canceled","summary":"canceled by the client"}`))
+	res, err = decodedRunResult(json.RawMessage(`{"status":"canceled","summary":"canceled by the client"}`))
 	require.NoError(t, err)
 	assert.True(t, res.IsError, "only a completed run is a success")
 }
@@ -127,12 +127,12 @@ func TestRunEventDeliveryFailureLogged(t *testing.T) {
 		message:  func(context.Context, *mcp.LoggingMessageParams) error { return deliver },
 	}
 	ctx := t.Context()
-	require.NoError(t, n.notify(ctx, "run_event", json.RawMessage(`{"type":"progress","progress":1}`)))
+	require.NoError(t, n.notify(ctx, "run_event", eventOf(`{"type":"progress","progress":1}`)))
 	assert.Empty(t, buf.String(), "delivered: nothing to log")
 
 	deliver = fail
-	require.NoError(t, n.notify(ctx, "run_event", json.RawMessage(`{"type":"log","stream":"stdout","text":"x"}`)))
-	require.NoError(t, n.notify(ctx, "run_event", json.RawMessage(`{"type":"progress","progress":2}`)))
+	require.NoError(t, n.notify(ctx, "run_event", eventOf(`{"type":"log","stream":"stdout","text":"x"}`)))
+	require.NoError(t, n.notify(ctx, "run_event", eventOf(`{"type":"progress","progress":2}`)))
 	logs := logLines(t, &buf)
 	require.Len(t, logs, 2)
 	assert.Equal(t, map[string]any{"level": "debug", "error": "client gone", "event": "log",
@@ -142,7 +142,7 @@ func TestRunEventDeliveryFailureLogged(t *testing.T) {
 	buf.Reset()
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	assert.ErrorIs(t, n.notify(canceled, "run_event", json.RawMessage(`{"type":"log","text":"y"}`)), context.Canceled)
+	assert.ErrorIs(t, n.notify(canceled, "run_event", eventOf(`{"type":"log","text":"y"}`)), context.Canceled)
 	assert.Empty(t, buf.String(), "the call ended: not worth a log line")
 }
 

@@ -1,6 +1,7 @@
 package mcpfront
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -13,20 +14,48 @@ import (
 	"github.com/skillgate/skillgate/transport"
 )
 
-// invoke runs a Skills Protocol method for an MCP request; notify, when
-// not nil, receives the notifications of a streamed run.
-func (s *Server) invoke(ctx context.Context, req mcp.Request, method string, params json.RawMessage, notify dispatch.Notifier) (json.RawMessage, error) {
+// call runs a Skills Protocol method for an MCP request and answers the
+// method's Go value, which the SDK encodes once, at the wire; notify, when
+// not nil, receives the events of a streamed run.
+func (s *Server) call(ctx context.Context, req mcp.Request, method string, params json.RawMessage, notify dispatch.Notifier) (any, error) {
 	id := s.identity(req)
 	if id == nil {
 		return nil, rpcError(transport.AppError(transport.StringAuthRequired, "Authentication required.").
 			WithDetails(ErrNoIdentity.Error()))
 	}
 	markReached(ctx)
-	res, e := s.opts.Front.Serve(ctx, &dispatch.Request{Method: method, Params: params, Identity: id, Remote: "mcp", Notify: notify})
+	res, e := s.opts.Front.Call(ctx, &dispatch.Request{Method: method, Params: params, Identity: id, Remote: "mcp", Notify: notify})
 	if e != nil {
 		return nil, rpcError(e)
 	}
 	return res, nil
+}
+
+// callFor is call for a method whose result is a *T.
+func callFor[T any](ctx context.Context, s *Server, req mcp.Request, method string, params json.RawMessage, notify dispatch.Notifier) (*T, error) {
+	res, err := s.call(ctx, req, method, params, notify)
+	if err != nil {
+		return nil, err
+	}
+	return resultAs[T](res)
+}
+
+// resultAs is a method's result as a *T: the value itself, or, should the
+// method have answered another type that encodes to the same object, that
+// object decoded.
+func resultAs[T any](res any) (*T, error) {
+	if v, ok := res.(*T); ok {
+		return v, nil
+	}
+	obj, err := transport.MarshalObject(res)
+	if err != nil {
+		return nil, err
+	}
+	v := new(T)
+	if err := json.Unmarshal(obj, v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // skillTool is the tool of an action skill: its arguments are the run's
@@ -57,20 +86,39 @@ func (s *Server) runSkill(name string) mcp.ToolHandler {
 		}
 		// The run streams its events, which become the call's
 		// notifications.
-		call := map[string]any{"name": name, "args": args, "stream": true}
-		if ids := blobArgs(args); len(ids) > 0 {
-			call["input_blobs"] = ids
-		}
-		params, err := json.Marshal(call)
+		notify := s.runNotifier(req)
+		params := runParams(name, args, blobArgs(args), notify != nil)
+		r, err := callFor[dispatch.RunResult](ctx, s, req, dispatch.MethodExecuteSkill, params, notify)
 		if err != nil {
 			return nil, err
 		}
-		res, err := s.invoke(ctx, req, dispatch.MethodExecuteSkill, params, s.runNotifier(req))
-		if err != nil {
-			return nil, err
-		}
-		return runResult(res)
+		return runResult(r), nil
 	}
+}
+
+// runParams are execute_skill's params of a skill tool's call: the tool's
+// arguments (a JSON value the SDK has read) as the run's args, streamed
+// when someone listens.
+func runParams(name string, args json.RawMessage, blobs []string, stream bool) json.RawMessage {
+	b := make([]byte, 0, len(args)+len(name)+64)
+	b = append(b, `{"name":`...)
+	b = transport.AppendString(b, name)
+	b = append(b, `,"args":`...)
+	b = append(b, args...)
+	if stream {
+		b = append(b, `,"stream":true`...)
+	}
+	if len(blobs) > 0 {
+		b = append(b, `,"input_blobs":[`...)
+		for i, id := range blobs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = transport.AppendString(b, id)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 // blobArgs finds the blob ids among a run's top-level arguments (a string
@@ -78,6 +126,9 @@ func (s *Server) runSkill(name string) mcp.ToolHandler {
 // input_blobs beside a tool's arguments, so a blob passed as an argument
 // is made readable to the run. Ownership is checked as for input_blobs.
 func blobArgs(args json.RawMessage) []string {
+	if !bytes.Contains(args, []byte(`"blob:`)) {
+		return nil
+	}
 	var top map[string]any
 	if json.Unmarshal(args, &top) != nil {
 		return nil
@@ -104,36 +155,52 @@ func blobArgs(args json.RawMessage) []string {
 // runResult answers a run: a completed run's output as structuredContent
 // and as text with a logs preview, its output blobs as resource links; a
 // failed run as isError with its error type and summary.
-func runResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
-	var r dispatch.RunResult
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, err
-	}
+func runResult(r *dispatch.RunResult) *mcp.CallToolResult {
+	a := new(toolAnswer)
 	if r.Error != nil || r.Status != "completed" {
 		text := r.Summary
 		if r.Error != nil {
 			text = r.Error.Type + ": " + r.Summary
 		}
-		if r.LogsPreview != "" {
-			text += "\n\nlogs:\n" + r.LogsPreview
-		}
 		// No structuredContent: it would have to match the tool's
 		// output schema, which describes a completed run's output.
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		a.res.IsError = true
+		return a.answer(withLogs(text, r.LogsPreview), nil)
 	}
-	out := r.Output
-	if len(out) == 0 {
-		out = json.RawMessage(`{}`)
+	a.output = r.Output
+	if len(a.output) == 0 {
+		a.output = json.RawMessage(`{}`)
 	}
-	text := string(out)
-	if r.LogsPreview != "" {
-		text += "\n\nlogs:\n" + r.LogsPreview
+	res := a.answer(withLogs(string(a.output), r.LogsPreview), r.OutputBlobs)
+	res.StructuredContent = &a.output
+	return res
+}
+
+// toolAnswer is a run's tool result with its parts, allocated at once.
+type toolAnswer struct {
+	res     mcp.CallToolResult
+	text    mcp.TextContent
+	content [1]mcp.Content
+	output  json.RawMessage
+}
+
+// answer fills in the text and one resource link per output blob.
+func (a *toolAnswer) answer(text string, blobs []string) *mcp.CallToolResult {
+	a.text.Text = text
+	a.content[0] = &a.text
+	a.res.Content = a.content[:]
+	for _, b := range blobs {
+		a.res.Content = append(a.res.Content, &mcp.ResourceLink{URI: blobURI(b), Name: b})
 	}
-	content := []mcp.Content{&mcp.TextContent{Text: text}}
-	for _, b := range r.OutputBlobs {
-		content = append(content, &mcp.ResourceLink{URI: blobURI(b), Name: b})
+	return &a.res
+}
+
+// withLogs is a run's text with its logs preview, when it has one.
+func withLogs(text, logs string) string {
+	if logs == "" {
+		return text
 	}
-	return &mcp.CallToolResult{Content: content, StructuredContent: out}, nil
+	return text + "\n\nlogs:\n" + logs
 }
 
 // protocolTool is a Skills Protocol method offered as a tool.
@@ -182,16 +249,26 @@ func (s *Server) protocolHandler(pt protocolTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		params, notify := json.RawMessage(req.Params.Arguments), dispatch.Notifier(nil)
 		if pt.run {
-			params, notify = withStream(params), s.runNotifier(req)
+			if notify = s.runNotifier(req); notify != nil {
+				params = withStream(params)
+			}
 		}
-		res, err := s.invoke(ctx, req, pt.method, params, notify)
+		if pt.run {
+			r, err := callFor[dispatch.RunResult](ctx, s, req, pt.method, params, notify)
+			if err != nil {
+				return nil, err
+			}
+			return runResult(r), nil
+		}
+		res, err := s.call(ctx, req, pt.method, params, nil)
 		if err != nil {
 			return nil, err
 		}
-		if pt.run {
-			return runResult(res)
+		obj, err := transport.MarshalObject(res)
+		if err != nil {
+			return nil, err
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(res)}}, StructuredContent: res}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(obj)}}, StructuredContent: json.RawMessage(obj)}, nil
 	}
 }
 

@@ -49,7 +49,7 @@ type Config struct {
 	// InitMethod is the method that initializes a connection; until it
 	// succeeds, other application methods answer -32601. Empty disables
 	// gating (the client side, and the default: the application names its
-	// method, as dispatch.ConfigureSession does).
+	// method, as framedfront.Configure does).
 	InitMethod string
 	// OnNotification receives the application notifications the peer
 	// sends (a client's run_event stream). It runs on the read loop, so it

@@ -106,8 +106,20 @@ func (e *Error) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = AppendString(dst, truncateUTF8(e.Message, MaxMessageLen))
-	dst = append(dst, `,"data":{"string_code":`...)
+	dst = AppendString(dst, e.WireMessage())
+	dst = append(dst, `,"data":`...)
+	dst = e.AppendData(dst)
+	return append(dst, '}')
+}
+
+// WireMessage is the message as AppendJSON sends it, cut to MaxMessageLen.
+func (e *Error) WireMessage() string { return truncateUTF8(e.Message, MaxMessageLen) }
+
+// AppendData appends the error's data object as AppendJSON sends it
+// (string_code, details, retry and the extra members), for a front door
+// whose own library writes the rest of the error.
+func (e *Error) AppendData(dst []byte) []byte {
+	dst = append(dst, `{"string_code":`...)
 	dst = AppendString(dst, truncateRunes(e.EffectiveCode(), MaxStringCodeLen))
 	if e.Details != "" {
 		dst = append(dst, `,"details":`...)
@@ -121,7 +133,7 @@ func (e *Error) AppendJSON(dst []byte) []byte {
 		dst = append(dst, '}')
 	}
 	dst = e.appendExtra(dst)
-	return append(dst, "}}"...)
+	return append(dst, '}')
 }
 
 func (e *Error) appendExtra(dst []byte) []byte {

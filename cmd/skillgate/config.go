@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/skillgate/skillgate/dispatch"
+	"github.com/skillgate/skillgate/framedfront"
 	"github.com/skillgate/skillgate/mcpfront"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
@@ -397,7 +398,7 @@ func (c *serveConfig) session() session.Config {
 	s.MaxConnections = c.MaxConnections
 	s.MaxQueuedBytes = c.MaxQueuedBytes
 	s.DrainTimeout = c.DrainTimeout
-	dispatch.ConfigureSession(&s)
+	framedfront.Configure(&s)
 	return s
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/skillgate/skillgate/console"
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/framedfront"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
@@ -301,7 +302,7 @@ func (g *gateway) openFramed(sc session.Config) error {
 	sc.Logger = g.log.With().Str("component", "session").Logger()
 	sc.Metrics = g.metrics
 	sc.Budget = g.budget
-	srv, err := session.NewServer(sc, g.dispatch)
+	srv, err := session.NewServer(sc, framedfront.New(g.dispatch))
 	if err != nil {
 		return err
 	}

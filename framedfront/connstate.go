@@ -1,4 +1,4 @@
-package dispatch
+package framedfront
 
 import (
 	"sync"
@@ -7,7 +7,7 @@ import (
 	"github.com/skillgate/skillgate/session"
 )
 
-// ConnState is what the dispatcher keeps for one framed connection: the
+// ConnState is what the front door keeps for one framed connection: the
 // identity Initialize established and the identity's connection slot the
 // connection holds. It is created when the connection is accepted (Bind)
 // and torn down once it closes (Closed). The connection's streams and
@@ -17,16 +17,6 @@ type ConnState struct {
 	id      *auth.Identity // guarded by mu; nil until Initialize succeeds
 	release func()         // guarded by mu; frees the connection slot
 	closed  bool           // guarded by mu
-}
-
-// Bind creates a connection's state; it implements session.Binder.
-func (d *Dispatcher) Bind(*session.Conn) session.ConnState { return new(ConnState) }
-
-// stateOf returns the dispatcher's state of a framed connection; nil for a
-// connection the dispatcher did not bind.
-func stateOf(c *session.Conn) *ConnState {
-	s, _ := c.State().(*ConnState)
-	return s
 }
 
 // Identity returns who the connection is, or nil before Initialize.
@@ -77,5 +67,19 @@ func (s *ConnState) Closed() {
 	}
 }
 
-// The session finds the dispatcher's per-connection state through this.
-var _ session.Binder = (*Dispatcher)(nil)
+// BudgetOwner names the identity a framed connection's queued answers are
+// charged to, so that one identity's connections can hold only their share
+// of the gateway-wide budget (--identity-queued-share of
+// --max-total-queued-bytes). The session asks right after Initialize
+// succeeded. It implements session.BudgetOwner.
+func (s *ConnState) BudgetOwner() string {
+	if id := s.Identity(); id != nil {
+		return id.Name()
+	}
+	return ""
+}
+
+var (
+	_ session.ConnState   = (*ConnState)(nil)
+	_ session.BudgetOwner = (*ConnState)(nil)
+)
