@@ -155,7 +155,8 @@ func (d *Dispatcher) visiblePage(call *Call, q skills.ListQuery) (skills.ListPag
 
 // SeesSkill reports whether an identity may see a skill: the built-in
 // guide is for everyone, and without an auth file (nil) every skill is
-// seen. Every front door decides by it, so that they show the same skills.
+// seen. It is the one predicate of skill visibility: every method and
+// every front door decides by it, so that they show the same skills.
 func SeesSkill(id *auth.Identity, name string) bool {
 	return name == skills.GuideName || id == nil || id.SeesSkill(name)
 }
@@ -166,10 +167,10 @@ func canSee(call *Call, name string) bool { return SeesSkill(call.Identity, name
 // checkSkill refuses a skill the caller may not see, before it is looked
 // up, so that the answer does not tell whether the skill exists.
 func checkSkill(call *Call, name string) error {
-	if name == skills.GuideName || call.Identity == nil {
+	if canSee(call, name) {
 		return nil
 	}
-	return call.Identity.CheckSkill(name)
+	return call.Identity.CheckSkill(name) // the refusal, with its reason
 }
 
 // SkillDescription is the "skill" of describe_skill; fields beyond the

@@ -70,7 +70,7 @@ func toolVisible(id *sgauth.Identity, name string) bool {
 	if isProtocolTool(name) {
 		return id.AllowsMethod(name)
 	}
-	return id.AllowsMethod(dispatch.MethodExecuteSkill) && id.SeesSkill(name)
+	return id.AllowsMethod(dispatch.MethodExecuteSkill) && dispatch.SeesSkill(id, name)
 }
 
 func resourceVisible(id *sgauth.Identity, uri string) bool {

@@ -14,8 +14,9 @@ const module = "github.com/skillgate/skillgate"
 
 // allowed lists, for every package of the module on its own, the project
 // packages its non-test code may import. Dependencies point one way:
-// transport <- session <- dispatch -> skills; the front doors httpfront
-// and mcpfront sit on dispatch; sandbox, metrics and
+// transport <- session <- framedfront -> dispatch -> skills; the front
+// doors framedfront, httpfront and mcpfront sit on dispatch, which knows
+// none of them (TestDispatchImportsNoFront); sandbox, metrics and
 // dispatch/auth and runs are leaves the others receive by injection; console
 // is static files the HTTP listener serves, knowing no other package; internal/pyname
 // holds the Python naming facts that skills, dispatch and sandbox all check,
@@ -45,12 +46,13 @@ var allowed = map[string][]string{
 	"blob/blobtest":         {"blob"},
 	"blob/s3blob":           {"blob"},
 	"session":               {"transport", "metrics"},
-	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs", "pyenv"},
+	"dispatch":              {"transport", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs", "pyenv"},
+	"framedfront":           {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
 	"httpfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
 	"console":               {},
-	"mcpfront":              {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth"},
+	"mcpfront":              {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth", "runs"},
 	"deploy":                {"internal/scaleouttest"},
-	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "console", "egress", "runs", "runs/objstore", "pyenv"},
+	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "framedfront", "httpfront", "mcpfront", "console", "egress", "runs", "runs/objstore", "pyenv"},
 	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
 }
 
@@ -133,5 +135,23 @@ func TestS3ClientOnlyInS3Backend(t *testing.T) {
 		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
 		require.NoError(t, err)
 		assert.NotContains(t, string(out), s3Client, "%s must not depend on %s, even indirectly", pkg, s3Client)
+	}
+}
+
+// fronts are the front doors and what only they build on: the framed
+// connection layer (session) belongs to the framed front door.
+var fronts = []string{"session", "framedfront", "httpfront", "mcpfront", "console"}
+
+// TestDispatchImportsNoFront keeps dispatch front-neutral: every front
+// door reaches it through dispatch.Caller and dispatch.Front, so that a new
+// front attaches without dispatch knowing it. Checked on everything
+// dispatch depends on, not only its direct imports.
+func TestDispatchImportsNoFront(t *testing.T) {
+	for _, pkg := range []string{"dispatch", "dispatch/auth"} {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+		require.NoError(t, err)
+		for _, dep := range strings.Fields(string(out)) {
+			assert.NotContains(t, fronts, rel(dep), "%s must not depend on the front door package %s", pkg, rel(dep))
+		}
 	}
 }
