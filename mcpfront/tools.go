@@ -167,12 +167,12 @@ func runResult(r *dispatch.RunResult) *mcp.CallToolResult {
 		a.res.IsError = true
 		return a.answer(withLogs(text, r.LogsPreview), nil)
 	}
-	a.output = r.Output
-	if len(a.output) == 0 {
-		a.output = json.RawMessage(`{}`)
+	out := r.Output
+	if len(out) == 0 {
+		out = json.RawMessage(`{}`)
 	}
-	res := a.answer(withLogs(string(a.output), r.LogsPreview), r.OutputBlobs)
-	res.StructuredContent = &a.output
+	res := a.answer(withLogs(string(out), r.LogsPreview), r.OutputBlobs)
+	res.StructuredContent = out
 	return res
 }
 
@@ -181,7 +181,6 @@ type toolAnswer struct {
 	res     mcp.CallToolResult
 	text    mcp.TextContent
 	content [1]mcp.Content
-	output  json.RawMessage
 }
 
 // answer fills in the text and one resource link per output blob.
