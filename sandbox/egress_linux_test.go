@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/egress"
+	"github.com/skillgate/skillgate/egress/hostpattern"
 	"github.com/skillgate/skillgate/metrics"
 )
 
@@ -94,11 +95,11 @@ func egressFor(t testing.TB, m *metrics.Metrics, res egress.Resolver, allow, pri
 	}
 	p, err := egress.New(cfg)
 	require.NoError(t, err)
-	a, err := egress.ParsePatterns(allow)
+	a, err := hostpattern.ParseList(allow)
 	require.NoError(t, err)
 	pr, err := egress.ParsePrivates(private)
 	require.NoError(t, err)
-	return p.ForRun(egress.RunInfo{RunID: t.Name()}, &egress.Policy{Allow: [][]egress.Pattern{a}, Private: pr})
+	return p.ForRun(egress.RunInfo{RunID: t.Name()}, &egress.Policy{Allow: [][]hostpattern.Pattern{a}, Private: pr})
 }
 
 const fetchCode = `

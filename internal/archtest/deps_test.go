@@ -32,30 +32,31 @@ var allowed = map[string][]string{
 	"internal/archtest":     {},
 	"internal/mutrecheck":   {},
 	"internal/skipcheck":    {},
-	"dispatch/auth":         {"egress"},
+	"dispatch/auth":         {"egress/hostpattern"},
 	"runs":                  {},
 	"runs/runstest":         {"runs"},
 	"runs/objstore":         {"runs", "blob"},
 	"sandbox":               {"internal/pyname"},
 	"pyenv":                 {"internal/pyname", "metrics"},
 	"pyenv/pyenvtest":       {},
-	"egress":                {"metrics"},
-	"skills":                {"internal/pyname", "egress", "pyenv"},
+	"egress":                {"metrics", "egress/hostpattern"},
+	"egress/hostpattern":    {},
+	"skills":                {"internal/pyname", "egress/hostpattern", "pyenv"},
 	"blob":                  {},
 	"blob/blobtest":         {"blob"},
 	"blob/s3blob":           {"blob"},
 	"session":               {"transport", "metrics"},
-	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs", "pyenv"},
+	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "egress/hostpattern", "runs", "pyenv"},
 	"httpfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
 	"console":               {},
 	"mcpfront":              {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth"},
 	"deploy":                {"internal/scaleouttest"},
-	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "console", "egress", "runs", "runs/objstore", "pyenv"},
+	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "console", "egress", "egress/hostpattern", "runs", "runs/objstore", "pyenv"},
 	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
 }
 
 // stdlibOnly packages import nothing outside the standard library.
-var stdlibOnly = []string{"transport", "internal/pyname", "internal/archtest", "internal/mutrecheck", "internal/skipcheck"}
+var stdlibOnly = []string{"transport", "egress/hostpattern", "internal/pyname", "internal/archtest", "internal/mutrecheck", "internal/skipcheck"}
 
 // onlyInCmd are modules only the binaries may use.
 var onlyInCmd = []string{"github.com/spf13/viper", "github.com/spf13/cobra"}
