@@ -21,6 +21,7 @@ import (
 
 	"github.com/skillgate/skillgate/egress"
 	"github.com/skillgate/skillgate/egress/hostpattern"
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/metrics"
 )
 
@@ -373,7 +374,7 @@ func TestEgressRunEndClosesConnections(t *testing.T) {
 		d := newCountingDial()
 		e := egressFor(t, nil, nil, []string{hp}, []string{hp}, func(c *egress.Config) { c.Dial = d.dial })
 		res := run(t, r, tunnelCode, args, func(j *Job) { j.Egress, j.Timeout = e, 3*time.Second })
-		requireFailed(t, res, ErrTypeTimeout)
+		requireFailed(t, res, runerror.Timeout)
 		assert.Equal(t, 3, len(d.dialed), "the run opened its tunnels before the timeout")
 		assert.Zero(t, d.open.Load(), "upstream connections left open")
 	})
