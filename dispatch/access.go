@@ -15,11 +15,11 @@ func accessErrors() errorTable {
 		{auth.ErrNoCredentials, authRequired},
 		{auth.ErrBadCredentials, authRequired},
 		{auth.ErrPermissionDenied, func(err error) *transport.Error {
-			return transport.AppError(transport.StringPermissionDenied, "Permission denied.").WithDetails(err.Error())
+			return transport.AppError(StringPermissionDenied, "Permission denied.").WithDetails(err.Error())
 		}},
-		{auth.ErrRateLimited, rateLimited},
-		{auth.ErrTooManyRuns, rateLimited},
-		{auth.ErrTooManyConnections, rateLimited},
+		{auth.ErrRateLimited, RateLimited},
+		{auth.ErrTooManyRuns, RateLimited},
+		{auth.ErrTooManyConnections, RateLimited},
 	}
 }
 
@@ -28,7 +28,7 @@ func accessErrors() errorTable {
 var errNoSession = errors.New("dispatch: Initialize needs a session")
 
 func authRequired(err error) *transport.Error {
-	return transport.AppError(transport.StringAuthRequired, "Authentication required.").WithDetails(err.Error())
+	return transport.AppError(StringAuthRequired, "Authentication required.").WithDetails(err.Error())
 }
 
 // RequiredAuthType is AUTH_REQUIRED's required_auth_type: a bearer token
@@ -42,7 +42,7 @@ const RequiredAuthType = "bearer"
 // which no method policy covers) and, when the operator set one,
 // authorization_url. Other errors pass unchanged.
 func (d *Dispatcher) authDetails(wire *transport.Error, method string) *transport.Error {
-	if wire == nil || wire.StringCode != transport.StringAuthRequired {
+	if wire == nil || wire.StringCode != StringAuthRequired {
 		return wire
 	}
 	scopes := []string{}
@@ -51,15 +51,6 @@ func (d *Dispatcher) authDetails(wire *transport.Error, method string) *transpor
 	}
 	return withData(wire, map[string]any{"required_auth_type": RequiredAuthType, "scopes": scopes},
 		"authorization_url", d.opts.AuthorizationURL)
-}
-
-func rateLimited(err error) *transport.Error {
-	e := transport.AppError(transport.StringRateLimited, "Rate limit exceeded.").WithDetails(err.Error())
-	var le *auth.LimitError
-	if errors.As(err, &le) {
-		e = e.WithRetry(max(le.RetryAfterMillis(), 1), 5)
-	}
-	return e
 }
 
 // authorize establishes who makes a call and whether it may: the identity

@@ -144,8 +144,8 @@ func TestAuthMatrixFramed(t *testing.T) {
 		token string
 		want  string
 	}{
-		"no token":   {"", transport.StringAuthRequired},
-		"bad token":  {"sgt_nope", transport.StringAuthRequired},
+		"no token":   {"", StringAuthRequired},
+		"bad token":  {"sgt_nope", StringAuthRequired},
 		"good token": {tokenAgent, ""},
 	}
 	for name, tc := range cases {
@@ -169,9 +169,9 @@ func TestAuthMatrixHTTP(t *testing.T) {
 	for name, tc := range map[string]struct {
 		header, want string
 	}{
-		"no token":     {"", transport.StringAuthRequired},
-		"bad token":    {"Bearer sgt_nope", transport.StringAuthRequired},
-		"basic scheme": {"Basic dXNlcjpwdw==", transport.StringAuthRequired},
+		"no token":     {"", StringAuthRequired},
+		"bad token":    {"Bearer sgt_nope", StringAuthRequired},
+		"basic scheme": {"Basic dXNlcjpwdw==", StringAuthRequired},
 		"good token":   {"Bearer " + tokenAgent, ""},
 		"lowercase":    {"bearer " + tokenAgent, ""},
 	} {
@@ -194,9 +194,9 @@ func TestRevokedTokenAfterReload(t *testing.T) {
 	require.NoError(t, a.store.Reload())
 
 	_, err = open.Call(t.Context(), "list_skills", nil)
-	assert.Equal(t, transport.StringAuthRequired, stringCode(err))
-	assert.Equal(t, transport.StringAuthRequired, stringCode(initialize(a.framedRaw(), tokenRevoked)))
-	assert.Equal(t, transport.StringAuthRequired, postAuth(t, a.env, "Bearer "+tokenRevoked, "list_skills", `{}`))
+	assert.Equal(t, StringAuthRequired, stringCode(err))
+	assert.Equal(t, StringAuthRequired, stringCode(initialize(a.framedRaw(), tokenRevoked)))
+	assert.Equal(t, StringAuthRequired, postAuth(t, a.env, "Bearer "+tokenRevoked, "list_skills", `{}`))
 	assert.Empty(t, postAuth(t, a.env, "Bearer "+tokenAgent, "list_skills", `{}`), "other tokens keep working")
 	assert.Positive(t, testutil.ToFloat64(a.metrics.AuthFailures.WithLabelValues("framed", "revoked")))
 }
@@ -210,12 +210,12 @@ func TestMutualTLSIdentity(t *testing.T) {
 	_, err = c.Call(t.Context(), "describe_skill", map[string]string{"name": "acme.math.add"})
 	assert.NoError(t, err)
 	_, err = c.Call(t.Context(), "read_skill_file", map[string]string{"name": "acme.math.add", "path": "SKILL.md"})
-	assert.Equal(t, transport.StringPermissionDenied, stringCode(err), "method not in the device's policy")
+	assert.Equal(t, StringPermissionDenied, stringCode(err), "method not in the device's policy")
 
 	stranger := a.ca.Client("someone-else")
 	c, err = a.dialTLS(&stranger, a.ca)
 	require.NoError(t, err)
-	assert.Equal(t, transport.StringAuthRequired, stringCode(initialize(c, "")))
+	assert.Equal(t, StringAuthRequired, stringCode(initialize(c, "")))
 
 	intruder := testpki.NewCA("other CA").Client("device-42")
 	for name, cert := range map[string]*tls.Certificate{"no client certificate": nil, "another CA": &intruder} {
@@ -253,9 +253,9 @@ func TestNamespaceFiltering(t *testing.T) {
 	}
 	for _, name := range []string{"pdf-tips", "zzz.does.notexist"} {
 		_, err := c.Call(t.Context(), "describe_skill", map[string]string{"name": name})
-		assert.Equal(t, transport.StringPermissionDenied, stringCode(err), name)
+		assert.Equal(t, StringPermissionDenied, stringCode(err), name)
 		_, err = c.Call(t.Context(), "read_skill_file", map[string]string{"name": name, "path": "SKILL.md"})
-		assert.Equal(t, transport.StringPermissionDenied, stringCode(err), name)
+		assert.Equal(t, StringPermissionDenied, stringCode(err), name)
 	}
 	_, err := c.Call(t.Context(), "load_skills_protocol_guide", nil)
 	assert.NoError(t, err)
@@ -275,7 +275,7 @@ func TestRateLimited(t *testing.T) {
 				call = func() string {
 					_, err := c.Call(t.Context(), "list_skills", nil)
 					var te *transport.Error
-					if errors.As(err, &te) && te.EffectiveCode() == transport.StringRateLimited {
+					if errors.As(err, &te) && te.EffectiveCode() == StringRateLimited {
 						require.NotNil(t, te.Retry, "RATE_LIMITED carries a retry hint")
 						assert.Positive(t, te.Retry.SuggestedDelayMS)
 					}
@@ -284,7 +284,7 @@ func TestRateLimited(t *testing.T) {
 			}
 			assert.Empty(t, call())
 			assert.Empty(t, call())
-			assert.Equal(t, transport.StringRateLimited, call(), "the burst of 2 is used up")
+			assert.Equal(t, StringRateLimited, call(), "the burst of 2 is used up")
 			assert.Equal(t, 1.0, testutil.ToFloat64(a.metrics.RateLimited.WithLabelValues(front, "dashboard")))
 		})
 	}
@@ -304,7 +304,7 @@ func TestPerIdentityConnectionCap(t *testing.T) {
 	first := e.framedRaw()
 	require.NoError(t, initialize(first, tokenAgent))
 	second := e.framedRaw()
-	assert.Equal(t, transport.StringRateLimited, stringCode(initialize(second, tokenAgent)))
+	assert.Equal(t, StringRateLimited, stringCode(initialize(second, tokenAgent)))
 	require.NoError(t, first.Close())
 	require.Eventually(t, func() bool {
 		return initialize(e.framedRaw(), tokenAgent) == nil

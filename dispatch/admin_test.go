@@ -83,13 +83,13 @@ func TestAdminListsEveryIdentitysRuns(t *testing.T) {
 
 		_, err = listRuns(t, bob[i], `{"all_identities":true}`)
 		require.NotNil(t, err)
-		assert.Equal(t, transport.StringPermissionDenied, err.EffectiveCode(), bob[i].name())
+		assert.Equal(t, StringPermissionDenied, err.EffectiveCode(), bob[i].name())
 		page, err = listRuns(t, bob[i], `{}`)
 		require.Nil(t, err, "%v", err)
 		assert.Empty(t, page.Runs, "bob sees none of alice's runs")
 		_, err = bob[i].call(MethodGetRun, `{"run_id":"`+run.RunID+`"}`)
 		require.NotNil(t, err)
-		assert.Equal(t, transport.StringRunNotFound, err.EffectiveCode())
+		assert.Equal(t, StringRunNotFound, err.EffectiveCode())
 		mine, err := listRuns(t, ops[i], `{"all_identities":false}`)
 		require.Nil(t, err, "%v", err)
 		assert.Empty(t, mine.Runs, "without all_identities an admin lists its own runs")
@@ -116,7 +116,7 @@ func TestGatewayStatusIsForAdmins(t *testing.T) {
 	for _, c := range e.as(tokenAlice) {
 		_, err := c.call(MethodGatewayStatus, `{}`)
 		require.NotNil(t, err)
-		assert.Equal(t, transport.StringPermissionDenied, err.EffectiveCode(), c.name())
+		assert.Equal(t, StringPermissionDenied, err.EffectiveCode(), c.name())
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
@@ -82,7 +83,7 @@ func TestBlobsBelongToTheirCreator(t *testing.T) {
 			_, errUnknown := b.call("read_blob", `{"blob_id":"`+unknown+`"}`)
 			require.NotNil(t, errOther, "bob must not read alice's blob over %s", b.name())
 			require.NotNil(t, errUnknown)
-			assert.Equal(t, transport.StringBlobNotFound, errOther.EffectiveCode())
+			assert.Equal(t, StringBlobNotFound, errOther.EffectiveCode())
 			assert.EqualValues(t, transport.CodeInvalidParams, errOther.Code)
 			assert.Equal(t, errUnknown.Message, errOther.Message)
 			assert.Equal(t, strings.ReplaceAll(errUnknown.Details, unknown, id), errOther.Details, "indistinguishable from an unknown id")
@@ -90,7 +91,7 @@ func TestBlobsBelongToTheirCreator(t *testing.T) {
 			runs := len(r.jobs)
 			_, err := b.call("run_code", `{"language":"python","code":"x","input_blobs":["`+id+`"]}`)
 			require.NotNil(t, err, "bob must not run with alice's blob over %s", b.name())
-			assert.Equal(t, transport.StringBlobNotFound, err.EffectiveCode())
+			assert.Equal(t, StringBlobNotFound, err.EffectiveCode())
 			assert.Len(t, r.jobs, runs, "no sandbox started")
 		}
 		_, err := alice[i].call("run_code", `{"language":"python","code":"x","input_blobs":["`+id+`"]}`)
@@ -113,7 +114,7 @@ func TestRunOutputsBelongToTheRun(t *testing.T) {
 		assert.Nil(t, err)
 		_, err = bob[i].call("read_blob", `{"blob_id":"`+run.OutputBlobs[0]+`"}`)
 		require.NotNil(t, err)
-		assert.Equal(t, transport.StringBlobNotFound, err.EffectiveCode())
+		assert.Equal(t, StringBlobNotFound, err.EffectiveCode())
 	}
 }
 
@@ -142,7 +143,7 @@ func TestStorageFullAnswers(t *testing.T) {
 			kept := createBlob(t, b, strings.Repeat("k", 60))
 			_, err := b.call("create_blob", `{"content":"`+strings.Repeat("x", 60)+`"}`)
 			require.NotNil(t, err)
-			assert.Equal(t, transport.StringStorageFull, err.EffectiveCode())
+			assert.Equal(t, StringStorageFull, err.EffectiveCode())
 			assert.EqualValues(t, transport.CodeApplication, err.Code)
 			assert.Contains(t, err.Details, "this identity's blobs hold 60 of its 100 bytes")
 			require.NotNil(t, err.Retry)
@@ -150,7 +151,7 @@ func TestStorageFullAnswers(t *testing.T) {
 
 			_, err = b.call("run_code", `{"language":"python","code":"x"}`)
 			require.NotNil(t, err, "the second output blob does not fit")
-			assert.Equal(t, transport.StringStorageFull, err.EffectiveCode())
+			assert.Equal(t, StringStorageFull, err.EffectiveCode())
 			count, _ := e.blobs.Usage()
 			assert.Equal(t, 1, count, "the run's first blob was removed again")
 			assert.Equal(t, int64(60), e.blobs.OwnerUsage("bob"))
@@ -200,7 +201,7 @@ func TestRunOutputMustBeAnObject(t *testing.T) {
 		require.NoError(t, json.Unmarshal(res, &run))
 		assert.Equal(t, "failed", run.Status, out)
 		require.NotNil(t, run.Error)
-		assert.Equal(t, sandbox.ErrTypeInvalidOutput, run.Error.Type)
+		assert.Equal(t, runerror.InvalidOutput, run.Error.Type)
 		assert.Contains(t, run.Error.Message, "must be a JSON object")
 		assert.Nil(t, run.Output)
 		assert.Empty(t, run.OutputBlobs)
@@ -214,7 +215,7 @@ func TestRunOutputMustBeAnObject(t *testing.T) {
 // as an exception, not as an infrastructure failure.
 func TestUserReservedTypeIsAnException(t *testing.T) {
 	e, _ := newExecEnv(t, func(sandbox.Job) (*sandbox.Result, error) {
-		return &sandbox.Result{Status: sandbox.StatusFailed, Error: &sandbox.RunError{Type: sandbox.UserTypePrefix + sandbox.ErrTypeSandbox, Message: "fake"}}, nil
+		return &sandbox.Result{Status: sandbox.StatusFailed, Error: &sandbox.RunError{Type: sandbox.UserTypePrefix + runerror.Sandbox, Message: "fake"}}, nil
 	})
 	res, err := e.fronts()[1].call("run_code", `{"language":"python","code":"x"}`)
 	require.Nil(t, err)
@@ -228,7 +229,7 @@ func TestUserReservedTypeIsAnException(t *testing.T) {
 // Item 11: logs over their cap are summarized as such, not as a 4 KB output.
 func TestLogsCapSummary(t *testing.T) {
 	e, _ := newExecEnv(t, func(sandbox.Job) (*sandbox.Result, error) {
-		return &sandbox.Result{Status: sandbox.StatusFailed, Error: &sandbox.RunError{Type: sandbox.ErrTypeOutputTooLarge,
+		return &sandbox.Result{Status: sandbox.StatusFailed, Error: &sandbox.RunError{Type: runerror.OutputTooLarge,
 			Message: "the run wrote more than 1048576 bytes to stdout/stderr and was killed"}}, nil
 	})
 	res, err := e.fronts()[1].call("run_code", `{"language":"python","code":"x"}`)

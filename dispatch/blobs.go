@@ -37,7 +37,7 @@ func (d *Dispatcher) blobGroup() methodGroup {
 
 func blobNotFound(err error) *transport.Error {
 	return &transport.Error{Code: transport.CodeInvalidParams, Message: "Blob not found.",
-		StringCode: transport.StringBlobNotFound, Details: err.Error() + "; blobs expire after the gateway's blob TTL"}
+		StringCode: StringBlobNotFound, Details: err.Error() + "; blobs expire after the gateway's blob TTL"}
 }
 
 // storageFull answers a full disk, descriptor table or quota. Only the
@@ -50,7 +50,7 @@ func storageFull(err error) *transport.Error {
 	if errors.As(err, &se) {
 		details = se.Error()
 	}
-	return transport.AppError(transport.StringStorageFull, "Blob storage is full; nothing was stored.").
+	return transport.AppError(StringStorageFull, "Blob storage is full; nothing was stored.").
 		WithDetails(details+"; blobs free space as they expire").WithRetry(5000, 3)
 }
 
@@ -116,7 +116,7 @@ func (d *Dispatcher) createBlob(ctx context.Context, call *Call) (any, error) {
 		return nil, paramErr("kind", "is too long to store with the blob; use a shorter MIME type with fewer parameters")
 	}
 	if errors.Is(err, blob.ErrTooLarge) {
-		return nil, transport.AppError(transport.StringBlobTooLarge, "The blob is larger than the gateway accepts.").
+		return nil, transport.AppError(StringBlobTooLarge, "The blob is larger than the gateway accepts.").
 			WithDetails(err.Error())
 	}
 	if err != nil {

@@ -30,7 +30,7 @@ func TestConnIdentityPersistsAcrossCalls(t *testing.T) {
 		_, err := c.Call(t.Context(), "list_skills", nil)
 		require.NoError(t, err)
 		_, err = c.Call(t.Context(), "describe_skill", map[string]any{"name": "acme.math.add"})
-		assert.Equal(t, transport.StringPermissionDenied, stringCode(err))
+		assert.Equal(t, StringPermissionDenied, stringCode(err))
 	}
 	_, err := a.framedRaw().Call(t.Context(), "list_skills", nil)
 	assert.Equal(t, transport.StringMethodNotFound, stringCode(err), "no identity before Initialize")

@@ -44,7 +44,7 @@ func TestCreateBlobOnFullDisk(t *testing.T) {
 			kept = append(kept, string(res))
 		}
 		require.NotNil(t, full, "%s: the disk filled up", c.name())
-		assert.Equal(t, transport.StringStorageFull, full.EffectiveCode(), "%s: %s", c.name(), full.Details)
+		assert.Equal(t, StringStorageFull, full.EffectiveCode(), "%s: %s", c.name(), full.Details)
 		assert.Contains(t, full.Details, "out of disk space")
 		assert.NotContains(t, full.Details, dir, "no path of the data folder reaches the client")
 		require.NotNil(t, full.Retry)

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"github.com/skillgate/skillgate/egress"
+	"github.com/skillgate/skillgate/egress/hostpattern"
 	"github.com/skillgate/skillgate/sandbox"
 )
 
@@ -12,13 +13,13 @@ type Egress struct {
 	// Allow caps what any run may reach (--egress-allow); Deny refuses
 	// what it matches (--egress-deny); Private lets special addresses
 	// through (--egress-allow-private).
-	Allow   []egress.Pattern
-	Deny    []egress.Pattern
+	Allow   []hostpattern.Pattern
+	Deny    []hostpattern.Pattern
 	Private []egress.PrivateRule
 	// OpenRunCode is what run_code may reach on a gateway without auth
 	// file (--run-code-network); with one, each identity's
 	// run_code_network says.
-	OpenRunCode []egress.Pattern
+	OpenRunCode []hostpattern.Pattern
 }
 
 // runEgress returns the run's egress, or nil for no network: a skill gets
@@ -31,7 +32,7 @@ func (d *Dispatcher) runEgress(call *Call, req *runRequest, runID string) sandbo
 	if e == nil || e.Proxy == nil {
 		return nil
 	}
-	layers := [][]egress.Pattern{e.Allow}
+	layers := [][]hostpattern.Pattern{e.Allow}
 	info := egress.RunInfo{RunID: runID, Identity: call.Identity.Name()}
 	if req.kind == MethodRunCode {
 		own := e.OpenRunCode
@@ -55,10 +56,10 @@ func (d *Dispatcher) runEgress(call *Call, req *runRequest, runID string) sandbo
 
 // parsePatterns parses patterns validated when they were loaded; one that
 // fails anyway is left out, which can only narrow.
-func parsePatterns(list []string) []egress.Pattern {
-	out := make([]egress.Pattern, 0, len(list))
+func parsePatterns(list []string) []hostpattern.Pattern {
+	out := make([]hostpattern.Pattern, 0, len(list))
 	for _, s := range list {
-		if p, err := egress.ParsePattern(s); err == nil {
+		if p, err := hostpattern.Parse(s); err == nil {
 			out = append(out, p)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/egress"
+	"github.com/skillgate/skillgate/egress/hostpattern"
 )
 
 func TestRunEgressPerIdentity(t *testing.T) {
@@ -33,8 +34,8 @@ func TestRunEgressPerIdentity(t *testing.T) {
 	require.NoError(t, err)
 	proxy, err := egress.New(egress.Config{})
 	require.NoError(t, err)
-	all, _ := egress.ParsePatterns([]string{"*"})
-	open, _ := egress.ParsePatterns([]string{"files.example:443"})
+	all, _ := hostpattern.ParseList([]string{"*"})
+	open, _ := hostpattern.ParseList([]string{"files.example:443"})
 	d := &Dispatcher{opts: Options{Egress: &Egress{Proxy: proxy, Allow: all, OpenRunCode: open}}}
 	skill := &runRequest{kind: MethodExecuteSkill, label: "acme.crm.lookup 1.0.0", network: []string{"api.acme.example:443"}}
 	noNet := &runRequest{kind: MethodExecuteSkill, label: "acme.math.add 1.0.0"}

@@ -20,7 +20,7 @@ const (
 // environmentBuilding answers a skill that is valid but waits for its
 // Python environment: not a missing skill, a retryable state.
 func environmentBuilding(err error) *transport.Error {
-	return transport.AppError(transport.StringEnvironmentBuilding,
+	return transport.AppError(StringEnvironmentBuilding,
 		"The skill's Python environment is being built; it is offered once ready.").
 		WithDetails(err.Error()).WithRetry(buildingRetryMS, buildingRetryAttempts)
 }
@@ -28,7 +28,7 @@ func environmentBuilding(err error) *transport.Error {
 // baseBuilding answers a run asked for before the base environment (the
 // one every run gets) is built.
 func baseBuilding(error) *transport.Error {
-	return transport.AppError(transport.StringEnvironmentBuilding,
+	return transport.AppError(StringEnvironmentBuilding,
 		"The base Python environment every run gets is being built; runs start once it is ready.").
 		WithDetails("the gateway is building its --python-requirements environment").WithRetry(buildingRetryMS, buildingRetryAttempts)
 }
@@ -36,7 +36,7 @@ func baseBuilding(error) *transport.Error {
 // baseFailed answers runs when the base environment could not be built:
 // no run may start without what the operator promised every run.
 func baseFailed(err error) *transport.Error {
-	return transport.AppError(transport.StringSandboxUnavailable,
+	return transport.AppError(StringSandboxUnavailable,
 		"Code execution is not available: the base Python environment could not be built.").WithDetails(err.Error())
 }
 

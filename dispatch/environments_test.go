@@ -204,14 +204,14 @@ func TestEnvironmentBuildingIsRetryable(t *testing.T) {
 		} {
 			_, terr := c.call(call[0], call[1])
 			require.NotNil(t, terr, call[0])
-			assert.Equal(t, transport.StringEnvironmentBuilding, terr.EffectiveCode(), call[0])
+			assert.Equal(t, StringEnvironmentBuilding, terr.EffectiveCode(), call[0])
 			assert.Contains(t, terr.Details, `skill "acme.tool.one" is not offered yet: its Python environment is being built`)
 			require.NotNil(t, terr.Retry, call[0])
 			assert.Positive(t, terr.Retry.SuggestedDelayMS)
 		}
 		_, terr := c.call("run_code", `{"language":"python","code":"def main(a): pass"}`)
 		require.NotNil(t, terr)
-		assert.Equal(t, transport.StringEnvironmentBuilding, terr.EffectiveCode())
+		assert.Equal(t, StringEnvironmentBuilding, terr.EffectiveCode())
 		assert.Contains(t, terr.Message, "base Python environment")
 		assert.NotNil(t, terr.Retry)
 	}
@@ -231,7 +231,7 @@ func TestBaseEnvironmentFailureRefusesRuns(t *testing.T) {
 	e, _ := p.exec(t)
 	_, terr := e.fronts()[0].call("run_code", `{"language":"python","code":"def main(a): pass"}`)
 	require.NotNil(t, terr)
-	assert.Equal(t, transport.StringSandboxUnavailable, terr.EffectiveCode())
+	assert.Equal(t, StringSandboxUnavailable, terr.EffectiveCode())
 	assert.Contains(t, terr.Details, "acme-missing")
 	assert.Nil(t, terr.Retry)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -54,7 +55,7 @@ func TestAuthRequiredDetails(t *testing.T) {
 		})
 		check := func(name string, we *transport.Error, scopes []any) {
 			require.NotNil(t, we, name)
-			assert.Equal(t, transport.StringAuthRequired, we.EffectiveCode(), name)
+			assert.Equal(t, StringAuthRequired, we.EffectiveCode(), name)
 			assert.NotEmpty(t, we.Details, name)
 			assert.Equal(t, "bearer", extra(t, we, "required_auth_type"), name)
 			assert.Equal(t, scopes, extra(t, we, "scopes"), name)
@@ -83,7 +84,7 @@ func TestVersionIncompatibleDetails(t *testing.T) {
 		e := newEnvOpts(t, examplesDir(), 256<<10, func(o *Options) { o.UpgradeURL = configured })
 		_, err := e.framedRaw().Call(t.Context(), MethodInitialize, map[string]any{"protocol_version": "2.0"})
 		we := wireErr(t, err)
-		assert.Equal(t, transport.StringVersionIncompatible, we.EffectiveCode())
+		assert.Equal(t, StringVersionIncompatible, we.EffectiveCode())
 		assert.Equal(t, "2.0", extra(t, we, "descriptor_version"))
 		assert.Equal(t, "1.x", extra(t, we, "consumer_supported_range"))
 		if configured == "" {
@@ -99,7 +100,7 @@ func TestVersionIncompatibleDetails(t *testing.T) {
 func TestExecutionTimeoutDetails(t *testing.T) {
 	timedOut := func(sandbox.Job) (*sandbox.Result, error) {
 		return &sandbox.Result{Status: sandbox.StatusFailed, Duration: 301 * time.Millisecond,
-			Error: &sandbox.RunError{Type: sandbox.ErrTypeTimeout, Message: "the run exceeded its timeout of 300ms and was killed"}}, nil
+			Error: &sandbox.RunError{Type: runerror.Timeout, Message: "the run exceeded its timeout of 300ms and was killed"}}, nil
 	}
 	r := &fakeRunner{result: timedOut}
 	e := newEnvOpts(t, examplesDir(), 256<<10, func(o *Options) {
@@ -123,7 +124,7 @@ func TestExecutionTimeoutDetails(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(res, &out))
 			assert.Equal(t, "failed", out.Status)
-			assert.Equal(t, sandbox.ErrTypeTimeout, out.Error.Type)
+			assert.Equal(t, runerror.Timeout, out.Error.Type)
 			assert.JSONEq(t, `{"timeout_ms":`+tc.timeout+`,"elapsed_ms":301}`, string(out.Error.Details), c.name())
 			assert.NotNil(t, out.Retry, "a timeout keeps its retry hint")
 		}

@@ -32,9 +32,9 @@ func toWire(err error, tables ...errorTable) *transport.Error {
 	case errors.As(err, &pe):
 		return pe.wire()
 	case errors.Is(err, context.Canceled):
-		return transport.AppError(transport.StringCanceled, "The call was canceled.")
+		return transport.AppError(StringCanceled, "The call was canceled.")
 	case errors.Is(err, context.DeadlineExceeded):
-		return transport.AppError(transport.StringCanceled, "The call ran out of time.").WithRetry(1000, 2)
+		return transport.AppError(StringCanceled, "The call ran out of time.").WithRetry(1000, 2)
 	}
 	for _, t := range tables {
 		for _, m := range t {

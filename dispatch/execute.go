@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/internal/pyname"
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/pyenv"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
@@ -79,13 +80,8 @@ type RunResult struct {
 	DurationMS  int64            `json:"duration_ms"`
 }
 
-// ErrTypeValidation is the run error type of args that fail the skill's
-// args_schema: the run failed before any code ran.
-const ErrTypeValidation = "VALIDATION_ERROR"
-
-// RunErrorInfo says why a run failed: the Python exception class, or
-// EXECUTION_TIMEOUT, MEMORY_LIMIT_EXCEEDED, OUTPUT_TOO_LARGE, SANDBOX_ERROR,
-// VALIDATION_ERROR.
+// RunErrorInfo says why a run failed: the Python exception class, or one
+// of the gateway's run error types (internal/runerror).
 type RunErrorInfo struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
@@ -173,7 +169,7 @@ func (d *Dispatcher) argsFailed(call *Call, req *runRequest, vs []skills.Violati
 	}
 	list := strings.Join(parts, "; ")
 	out := &RunResult{Status: sandbox.StatusFailed, RunID: run.ID(), OutputBlobs: []string{},
-		Error: &RunErrorInfo{Type: ErrTypeValidation,
+		Error: &RunErrorInfo{Type: runerror.Validation,
 			Message: "args do not match the args_schema of " + req.label + ": " + list,
 			Details: map[string]any{"violations": vs}},
 	}
@@ -301,7 +297,7 @@ func (d *Dispatcher) secrets(s *skills.Skill) map[string]string {
 // background (async).
 func (d *Dispatcher) execute(ctx context.Context, call *Call, req *runRequest) (any, error) {
 	if d.opts.Runner == nil {
-		return nil, transport.AppError(transport.StringSandboxUnavailable, "Code execution is not available on this gateway.").
+		return nil, transport.AppError(StringSandboxUnavailable, "Code execution is not available on this gateway.").
 			WithDetails(d.opts.RunnerUnavailable)
 	}
 	if req.mode == modeStream && !call.CanNotify() {
@@ -478,10 +474,10 @@ func (d *Dispatcher) runResult(runID string, req *runRequest, res *sandbox.Resul
 		e = outputError(stored.err)
 	}
 	if e == nil {
-		e = &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: "the run failed without a reason"}
+		e = &sandbox.RunError{Type: runerror.Sandbox, Message: "the run failed without a reason"}
 	}
 	out.Error = &RunErrorInfo{Type: e.Type, Message: e.Message}
-	if e.Type == sandbox.ErrTypeTimeout {
+	if e.Type == runerror.Timeout {
 		out.Error.Details = map[string]any{"timeout_ms": d.runTimeout(req).Milliseconds(), "elapsed_ms": out.DurationMS}
 	}
 	out.Summary, out.Retry = failureSummary(req.label, e, out.DurationMS)
@@ -521,11 +517,11 @@ func objectOutput(raw json.RawMessage) (json.RawMessage, error) {
 func outputError(err error) *sandbox.RunError {
 	switch {
 	case errors.Is(err, errNotObject):
-		return &sandbox.RunError{Type: sandbox.ErrTypeInvalidOutput, Message: err.Error()}
+		return &sandbox.RunError{Type: runerror.InvalidOutput, Message: err.Error()}
 	case errors.Is(err, blob.ErrInvalidKind), errors.Is(err, blob.ErrTooLarge):
-		return &sandbox.RunError{Type: "BlobError", Message: err.Error()}
+		return &sandbox.RunError{Type: runerror.BlobError, Message: err.Error()}
 	}
-	return &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: err.Error()}
+	return &sandbox.RunError{Type: runerror.Sandbox, Message: err.Error()}
 }
 
 // outputStore is the sandbox.OutputSink of a run: it stores each blob the
@@ -587,19 +583,19 @@ func blobNote(n int) string {
 // failureSummary explains a failed run and says whether retrying helps.
 func failureSummary(label string, e *sandbox.RunError, ms int64) (string, *transport.Retry) {
 	switch e.Type {
-	case sandbox.ErrTypeTimeout:
+	case runerror.Timeout:
 		return fmt.Sprintf("%s timed out after %d ms; retry with a larger timeout_ms if the work needs it.", label, ms),
-			&transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
-	case sandbox.ErrTypeMemory:
+			runRetry()
+	case runerror.MemoryLimit:
 		return label + " exceeded its memory limit; process the data in smaller pieces.", nil
-	case sandbox.ErrTypeOutputTooLarge:
+	case runerror.OutputTooLarge:
 		// Two limits share this type (the 4 KB output and the logs' hard
 		// cap); the sandbox's message says which one and by how much.
 		return label + " went over a size limit: " + shortMessage(e.Message), nil
 	case errCanceledRun.Type:
 		return label + " was cancelled; every process of it was killed.", nil
-	case sandbox.ErrTypeSandbox:
-		return label + " could not run: " + shortMessage(e.Message), &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
+	case runerror.Sandbox:
+		return label + " could not run: " + shortMessage(e.Message), runRetry()
 	}
 	return label + " failed: " + e.Type + ": " + shortMessage(e.Message), nil
 }
@@ -614,13 +610,13 @@ func shortMessage(m string) string {
 // runFailureReasons maps a failed run's error type to the bounded reason
 // label of skillgate_sandbox_runs_total; any other type is "exception".
 var runFailureReasons = map[string]string{
-	sandbox.ErrTypeTimeout:        "timeout",
-	sandbox.ErrTypeMemory:         "memory",
-	sandbox.ErrTypeOutputTooLarge: "output_too_large",
-	sandbox.ErrTypeInvalidOutput:  "invalid_output",
-	sandbox.ErrTypeSandbox:        "sandbox_error",
-	transport.StringCanceled:      "cancelled",
-	ErrTypeValidation:             "validation_error",
+	runerror.Timeout:        "timeout",
+	runerror.MemoryLimit:    "memory",
+	runerror.OutputTooLarge: "output_too_large",
+	runerror.InvalidOutput:  "invalid_output",
+	runerror.Sandbox:        "sandbox_error",
+	runerror.Canceled:       "cancelled",
+	runerror.Validation:     "validation_error",
 }
 
 // recordRun counts a run by kind, status and a bounded reason.

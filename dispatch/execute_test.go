@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -132,10 +133,10 @@ func TestFailedRunsAreResults(t *testing.T) {
 		retry  bool
 	}{
 		"exception": {sandbox.RunError{Type: "ValueError", Message: "bad input"}, "exception", false},
-		"timeout":   {sandbox.RunError{Type: sandbox.ErrTypeTimeout, Message: "timed out"}, "timeout", true},
-		"memory":    {sandbox.RunError{Type: sandbox.ErrTypeMemory, Message: "oom"}, "memory", false},
-		"output":    {sandbox.RunError{Type: sandbox.ErrTypeOutputTooLarge, Message: "5000 bytes"}, "output_too_large", false},
-		"sandbox":   {sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: "boom"}, "sandbox_error", true},
+		"timeout":   {sandbox.RunError{Type: runerror.Timeout, Message: "timed out"}, "timeout", true},
+		"memory":    {sandbox.RunError{Type: runerror.MemoryLimit, Message: "oom"}, "memory", false},
+		"output":    {sandbox.RunError{Type: runerror.OutputTooLarge, Message: "5000 bytes"}, "output_too_large", false},
+		"sandbox":   {sandbox.RunError{Type: runerror.Sandbox, Message: "boom"}, "sandbox_error", true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -166,19 +167,19 @@ func TestExecutionErrors(t *testing.T) {
 	cases := []paramCase{
 		{"execute_skill", `{}`, ip, "name"},
 		{"execute_skill", `{"name":"acme.style.guide"}`, ip, "name"},
-		{"execute_skill", `{"name":"acme.nope"}`, transport.StringSkillNotFound, ""},
-		{"execute_skill", `{"name":"acme.math.add","version":"0.0.1"}`, transport.StringSkillNotFound, ""},
+		{"execute_skill", `{"name":"acme.nope"}`, StringSkillNotFound, ""},
+		{"execute_skill", `{"name":"acme.math.add","version":"0.0.1"}`, StringSkillNotFound, ""},
 		{"execute_skill", `{"name":"acme.math.add","args":[1]}`, ip, "args"},
 		{"execute_skill", `{"name":"acme.math.add","timeout_ms":0}`, ip, "timeout_ms"},
 		{"execute_skill", `{"name":"acme.math.add","input_blobs":"blob:x"}`, ip, "input_blobs"},
 		{"execute_skill", `{"name":"acme.math.add","input_blobs":["../x"]}`, ip, "input_blobs[0]"},
-		{"execute_skill", `{"name":"acme.math.add","input_blobs":["blob:0123456789abcdef0123456789abcdef"]}`, transport.StringBlobNotFound, ""},
+		{"execute_skill", `{"name":"acme.math.add","input_blobs":["blob:0123456789abcdef0123456789abcdef"]}`, StringBlobNotFound, ""},
 		{"run_code", `{"code":"x"}`, ip, "language"},
 		{"run_code", `{"language":"javascript","code":"x"}`, ip, "language"},
 		{"run_code", `{"language":"python"}`, ip, "code"},
 		{"run_code", `{"language":"bash","code":"x","entrypoint":"main"}`, ip, "entrypoint"},
 		{"run_code", `{"language":"python","code":"x","mount_skills":["pdf-tips","pdf-tips"]}`, ip, "mount_skills[1]"},
-		{"run_code", `{"language":"python","code":"x","mount_skills":["acme.nope"]}`, transport.StringSkillNotFound, ""},
+		{"run_code", `{"language":"python","code":"x","mount_skills":["acme.nope"]}`, StringSkillNotFound, ""},
 		{"run_code", `{"language":"python","code":"x","limits":{"timeout_ms":-5}}`, ip, "limits.timeout_ms"},
 		{"run_code", `{"language":"python","code":"x","limits":{"memory":5}}`, ip, "limits.memory"},
 	}
@@ -199,7 +200,7 @@ func TestSandboxOverloadedAndUnavailable(t *testing.T) {
 	u := newEnvOpts(t, examplesDir(), 1024, func(o *Options) { o.RunnerUnavailable = "user namespaces are disabled" })
 	_, err = u.httpFront("").call("execute_skill", `{"name":"acme.math.add"}`)
 	require.NotNil(t, err)
-	assert.Equal(t, transport.StringSandboxUnavailable, err.EffectiveCode())
+	assert.Equal(t, StringSandboxUnavailable, err.EffectiveCode())
 	assert.Contains(t, err.Details, "user namespaces")
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/transport"
 )
@@ -53,7 +54,7 @@ func TestFrontInvoke(t *testing.T) {
 	assert.Equal(t, 2.0, testutil.ToFloat64(e.metrics.Requests.WithLabelValues(metrics.FrontMCP, "list_skills", metrics.OutcomeOK)))
 	_, err = frontCaller{t, e.d.Front(metrics.FrontMCP), nil}.call("list_skills", `{}`)
 	require.NotNil(t, err)
-	assert.Equal(t, transport.StringAuthRequired, err.EffectiveCode())
+	assert.Equal(t, StringAuthRequired, err.EffectiveCode())
 }
 
 // With args_schema, args are checked before any sandbox starts, on every
@@ -85,7 +86,7 @@ func TestArgsSchemaValidatedBeforeRun(t *testing.T) {
 			run := decode(res)
 			assert.Equal(t, "failed", run.Status, c.name())
 			assert.NotEmpty(t, run.RunID, c.name())
-			assert.Equal(t, ErrTypeValidation, run.Error.Type, c.name())
+			assert.Equal(t, runerror.Validation, run.Error.Type, c.name())
 			assert.Equal(t, []wireViolation{
 				{Field: "/a", Expected: "number", Actual: "two", Message: "got string, want number"},
 				{Field: "/b", Expected: "a number >= 0", Actual: -1.0, Message: "minimum: got -1, want 0"},
@@ -96,7 +97,7 @@ func TestArgsSchemaValidatedBeforeRun(t *testing.T) {
 			}
 			got, err := c.call("get_run", `{"run_id":"`+run.RunID+`"}`)
 			require.Nil(t, err, c.name())
-			assert.Equal(t, ErrTypeValidation, decode(got).Error.Type, "%s: the failed run is recorded", c.name())
+			assert.Equal(t, runerror.Validation, decode(got).Error.Type, "%s: the failed run is recorded", c.name())
 		}
 
 		res, err := c.call("execute_skill", `{"name":"acme.typed"}`)

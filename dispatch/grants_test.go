@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/dispatch/auth"
-	"github.com/skillgate/skillgate/transport"
 )
 
 const tokenGranted = "sgt_one-method-token-for-tests"
@@ -59,11 +58,11 @@ func TestEveryServedMethodIsGrantable(t *testing.T) {
 			for _, c := range e.as(tokenGranted) {
 				_, werr := c.call(m, `{}`)
 				if werr != nil {
-					assert.NotEqual(t, transport.StringPermissionDenied, werr.EffectiveCode(), "%s: %s", c.name(), werr)
+					assert.NotEqual(t, StringPermissionDenied, werr.EffectiveCode(), "%s: %s", c.name(), werr)
 				}
 				_, werr = c.call(other, `{}`)
 				require.NotNil(t, werr, c.name())
-				assert.Equal(t, transport.StringPermissionDenied, werr.EffectiveCode(), c.name())
+				assert.Equal(t, StringPermissionDenied, werr.EffectiveCode(), c.name())
 			}
 		})
 	}

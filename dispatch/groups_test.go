@@ -20,11 +20,11 @@ func TestErrorTablesBelongToTheirGroup(t *testing.T) {
 	e.d.Register("test_lone", nil, func(context.Context, *Call) (any, error) { return nil, runs.ErrNotFound })
 	c := e.framed()
 	_, err := c.Call(t.Context(), "get_run", map[string]any{"run_id": "run_0123456789abcdef"})
-	assert.Equal(t, transport.StringRunNotFound, stringCode(err))
+	assert.Equal(t, StringRunNotFound, stringCode(err))
 	_, err = c.Call(t.Context(), "run_code", map[string]any{"language": "python", "code": "def main(a): pass"})
 	assert.Equal(t, transport.StringOverloaded, stringCode(err))
 	_, err = c.Call(t.Context(), "test_lone", nil)
 	assert.Equal(t, transport.StringInternalError, stringCode(err))
 	_, err = c.Call(t.Context(), "read_blob", map[string]any{"blob_id": "blob:0123456789abcdef0123456789abcdef"})
-	assert.Equal(t, transport.StringBlobNotFound, stringCode(err))
+	assert.Equal(t, StringBlobNotFound, stringCode(err))
 }

@@ -95,7 +95,7 @@ func checkVersion(v, upgradeURL string) error {
 		return &ParamError{Param: "protocol_version", Reason: "must be <major>.<minor> in digits, such as " + ProtocolVersion + "; got " + quoteCut(v)}
 	}
 	if want, _, _ := strings.Cut(ProtocolVersion, "."); major != want {
-		e := transport.AppError(transport.StringVersionIncompatible, "Unsupported protocol version.").
+		e := transport.AppError(StringVersionIncompatible, "Unsupported protocol version.").
 			WithDetails("the client speaks " + v + "; this server speaks " + ProtocolVersion + " (any " + want + ".x)")
 		return withData(e, map[string]any{"descriptor_version": v, "consumer_supported_range": want + ".x"},
 			"upgrade_url", upgradeURL)

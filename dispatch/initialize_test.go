@@ -35,8 +35,8 @@ func TestInitializeVersionFormat(t *testing.T) {
 		"1.0 ":         transport.StringInvalidParams,
 		"+1.0":         transport.StringInvalidParams,
 		"":             transport.StringInvalidParams,
-		"2.0":          transport.StringVersionIncompatible,
-		"0.9":          transport.StringVersionIncompatible,
+		"2.0":          StringVersionIncompatible,
+		"0.9":          StringVersionIncompatible,
 	} {
 		_, err := e.framedRaw().Call(t.Context(), MethodInitialize, map[string]string{"protocol_version": version})
 		assert.Equal(t, code, stringCode(err), "%q", version)

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/transport"
@@ -51,7 +52,7 @@ func noStreamReason(call *Call) string { return call.caller.NoStream() }
 
 // errCanceledRun is the run error of a run stopped by cancel_run or by
 // its caller's disconnect.
-var errCanceledRun = &sandbox.RunError{Type: transport.StringCanceled, Message: "the run was cancelled; every process of it was killed"}
+var errCanceledRun = &sandbox.RunError{Type: runerror.Canceled, Message: "the run was cancelled; every process of it was killed"}
 
 // startRun registers a run whose context ends with ctx or cancel_run.
 func (d *Dispatcher) startRun(ctx context.Context, call *Call, req *runRequest, id, requestID string) (*runs.Run, context.Context) {
@@ -172,7 +173,7 @@ func (d *Dispatcher) recoverRun(call *Call, run *runs.Run, req *runRequest) {
 // CANCELLED); a full sandbox queue forgets the run; other errors finish
 // the record and stay the call's error.
 func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, req *runRequest, err error) (*RunResult, error) {
-	e := &sandbox.RunError{Type: sandbox.ErrTypeSandbox, Message: err.Error()}
+	e := &sandbox.RunError{Type: runerror.Sandbox, Message: err.Error()}
 	switch {
 	case errors.Is(err, sandbox.ErrOverloaded):
 		return nil, err // startAsync discards the run; a plain call just fails
@@ -181,16 +182,16 @@ func (d *Dispatcher) runFailed(ctx context.Context, call *Call, run *runs.Run, r
 	case errors.Is(err, context.Canceled):
 		e = errCanceledRun
 	case errors.Is(err, sandbox.ErrClosed):
-		e = &sandbox.RunError{Type: transport.StringInterrupted, Message: "the gateway shut down while the run was in progress"}
+		e = &sandbox.RunError{Type: runerror.Interrupted, Message: "the gateway shut down while the run was in progress"}
 	case errors.Is(err, blob.ErrStorageFull):
-		e = &sandbox.RunError{Type: transport.StringStorageFull, Message: err.Error()}
+		e = &sandbox.RunError{Type: runerror.StorageFull, Message: err.Error()}
 	}
 	out := &RunResult{Status: sandbox.StatusFailed, RunID: run.ID(), OutputBlobs: []string{},
 		Error: &RunErrorInfo{Type: e.Type, Message: e.Message}, LogsPreview: logsTail(run.FullLogs()),
 		DurationMS: time.Since(run.Record().StartedAt).Milliseconds()}
 	out.Summary, out.Retry = failureSummary(req.label, e, out.DurationMS)
-	if e.Type == transport.StringInterrupted {
-		out.Retry = &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}
+	if e.Type == runerror.Interrupted {
+		out.Retry = runRetry()
 	}
 	d.storeLogs(context.WithoutCancel(ctx), call, run, out)
 	d.finishRun(run, req, out)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/runs"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/session"
@@ -48,7 +49,7 @@ func TestAsyncRunPanicFinishesTheRecord(t *testing.T) {
 	var run RunResult
 	require.NoError(t, json.Unmarshal(res, &run))
 	require.Equal(t, sandbox.StatusFailed, run.Status)
-	require.Equal(t, sandbox.ErrTypeSandbox, run.Error.Type)
+	require.Equal(t, runerror.Sandbox, run.Error.Type)
 }
 
 // A plain run is recorded too: get_run answers the same run object the

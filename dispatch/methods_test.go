@@ -57,8 +57,8 @@ func TestParameterErrors(t *testing.T) {
 		{"describe_skill", `{"name":""}`, ip, "name"},
 		{"describe_skill", `{"name":["acme.math.add"]}`, ip, "name"},
 		{"describe_skill", `{"name":"acme.math.add","detail":"all"}`, ip, "detail"},
-		{"describe_skill", `{"name":"acme.nope"}`, transport.StringSkillNotFound, ""},
-		{"describe_skill", `{"name":"acme.math.add","version":"9.9.9"}`, transport.StringSkillNotFound, ""},
+		{"describe_skill", `{"name":"acme.nope"}`, StringSkillNotFound, ""},
+		{"describe_skill", `{"name":"acme.math.add","version":"9.9.9"}`, StringSkillNotFound, ""},
 		{"read_skill_file", `{"name":"acme.math.add"}`, ip, "path"},
 		{"read_skill_file", `{"name":"acme.math.add","path":"../acme.style.guide/SKILL.md"}`, ip, "path"},
 		{"read_skill_file", `{"name":"acme.math.add","path":"/etc/passwd"}`, ip, "path"},
@@ -66,7 +66,7 @@ func TestParameterErrors(t *testing.T) {
 		{"read_skill_file", `{"name":"acme.math.add","path":"nope.txt"}`, ip, "path"},
 		{"read_skill_file", `{"name":"acme.math.add","path":"SKILL.md","offset":-1}`, ip, "offset"},
 		{"read_skill_file", `{"name":"acme.math.add","path":"SKILL.md","offset":1000000}`, ip, "offset"},
-		{"read_skill_file", `{"name":"nope.x","path":"SKILL.md"}`, transport.StringSkillNotFound, ""},
+		{"read_skill_file", `{"name":"nope.x","path":"SKILL.md"}`, StringSkillNotFound, ""},
 		{"create_blob", `{}`, ip, "content"},
 		{"create_blob", `{"content":5}`, ip, "content"},
 		{"create_blob", `{"content":"x","kind":"not a mime"}`, ip, "kind"},
@@ -74,7 +74,7 @@ func TestParameterErrors(t *testing.T) {
 		{"create_blob", `{"content":"x","encoding":"latin-1"}`, ip, "encoding"},
 		{"read_blob", `{}`, ip, "blob_id"},
 		{"read_blob", `{"blob_id":"../../etc/passwd"}`, ip, "blob_id"},
-		{"read_blob", `{"blob_id":"blob:0123456789abcdef0123456789abcdef"}`, transport.StringBlobNotFound, ""},
+		{"read_blob", `{"blob_id":"blob:0123456789abcdef0123456789abcdef"}`, StringBlobNotFound, ""},
 		{"read_blob", `{"blob_id":"blob:0123456789abcdef0123456789abcdef","mode":"middle"}`, ip, "mode"},
 		{"read_blob", `{"blob_id":"blob:0123456789abcdef0123456789abcdef","max_bytes":0}`, ip, "max_bytes"},
 		{"load_skills_protocol_guide", `{"verbose":true}`, ip, "verbose"},
@@ -330,7 +330,7 @@ func TestBlobTooLarge(t *testing.T) {
 	for _, c := range e.fronts() {
 		_, err := c.call("create_blob", `{"content":"`+strings.Repeat("a", 1025)+`"}`)
 		require.NotNil(t, err)
-		assert.Equal(t, transport.StringBlobTooLarge, err.EffectiveCode())
+		assert.Equal(t, StringBlobTooLarge, err.EffectiveCode())
 		_, err = c.call("create_blob", `{"content":"`+strings.Repeat("a", 1024)+`"}`)
 		assert.Nil(t, err)
 	}
@@ -369,7 +369,7 @@ func TestInitialize(t *testing.T) {
 	for params, code := range map[string]string{
 		`{}`:                         transport.StringInvalidParams,
 		`{"protocol_version":1}`:     transport.StringInvalidParams,
-		`{"protocol_version":"2.0"}`: transport.StringVersionIncompatible,
+		`{"protocol_version":"2.0"}`: StringVersionIncompatible,
 		`{"protocol_version":"1.0","client":"me"}`:       transport.StringInvalidParams,
 		`{"protocol_version":"1.0","client":{"name":1}}`: transport.StringInvalidParams,
 	} {

@@ -78,7 +78,7 @@ func TestListParamsBound(t *testing.T) {
 	for _, c := range e.fronts() {
 		_, err := c.call("run_code", `{"language":"python","code":"x","input_blobs":`+ids(32)+`}`)
 		require.NotNil(t, err)
-		assert.Equal(t, transport.StringBlobNotFound, err.EffectiveCode(), "%s: %s", c.name(), err.Details)
+		assert.Equal(t, StringBlobNotFound, err.EffectiveCode(), "%s: %s", c.name(), err.Details)
 		_, err = c.call("run_code", `{"language":"python","code":"x","input_blobs":`+ids(33)+`}`)
 		require.NotNil(t, err)
 		assert.Equal(t, transport.StringInvalidParams, err.EffectiveCode(), c.name())

@@ -33,12 +33,12 @@ func TestUploadChunksCountAgainstTheQuota(t *testing.T) {
 	mustCall(t, bob, "upload_chunk", chunkParams(begin.UploadID, 0, strings.Repeat("a", 60)), &got)
 	_, err := bob.call("upload_chunk", chunkParams(begin.UploadID, 60, strings.Repeat("b", 60)))
 	require.NotNil(t, err, "the second chunk passes bob's 100 bytes")
-	assert.Equal(t, transport.StringStorageFull, err.EffectiveCode())
+	assert.Equal(t, StringStorageFull, err.EffectiveCode())
 	assert.Contains(t, err.Details, "this identity's blobs and unfinished uploads hold 60 of its 100 bytes (60 of them in unfinished uploads); this chunk needs 60 more")
 	require.NotNil(t, err.Retry)
 	_, err = bob.call("create_blob", `{"content":"`+strings.Repeat("x", 50)+`"}`)
 	require.NotNil(t, err, "the pending chunk takes its part of the quota")
-	assert.Equal(t, transport.StringStorageFull, err.EffectiveCode())
+	assert.Equal(t, StringStorageFull, err.EffectiveCode())
 	mustCall(t, bob, "upload_chunk", chunkParams(begin.UploadID, 60, strings.Repeat("b", 40)), &got)
 	assert.Equal(t, int64(100), got.ReceivedBytes, "what fits is taken")
 }
@@ -53,7 +53,7 @@ func TestPendingUploadsAreCapped(t *testing.T) {
 	}
 	_, err := alice.call("begin_upload", `{"kind":"text/plain","size_bytes":1}`)
 	require.NotNil(t, err)
-	assert.Equal(t, transport.StringStorageFull, err.EffectiveCode())
+	assert.Equal(t, StringStorageFull, err.EffectiveCode())
 	assert.Contains(t, err.Details, "this identity has 16 unfinished uploads, the most it may have at once")
 	mustCall(t, bob, "begin_upload", `{"kind":"text/plain","size_bytes":1}`, &begin)
 }
@@ -93,7 +93,7 @@ func TestConcurrentFinishUploadMakesOneBlob(t *testing.T) {
 	assert.Equal(t, int32(1), made.Load(), "one blob is made: %v", errs)
 	for _, err := range errs {
 		if err != nil {
-			assert.Contains(t, []string{transport.StringUploadNotFound, transport.StringInvalidParams}, err.EffectiveCode(), "%v", err)
+			assert.Contains(t, []string{StringUploadNotFound, transport.StringInvalidParams}, err.EffectiveCode(), "%v", err)
 			assert.Regexp(t, "being finished by another call|gone once finished", err.Details)
 		}
 	}
@@ -127,7 +127,7 @@ func TestRunOutputQuotaCheckedBeforeReading(t *testing.T) {
 	bob := e.as(tokenBob)[1]
 	_, err := bob.call("run_code", `{"language":"python","code":"x"}`)
 	require.NotNil(t, err)
-	assert.Equal(t, transport.StringStorageFull, err.EffectiveCode())
+	assert.Equal(t, StringStorageFull, err.EffectiveCode())
 	assert.Contains(t, err.Details, "this identity's blobs hold 0 of its 100 bytes; this blob needs 1000 more")
 	assert.Zero(t, file.n.Load(), "nothing of the blob was read")
 	count, _ := e.blobs.Usage()

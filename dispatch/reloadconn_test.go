@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/skillgate/skillgate/transport"
 )
 
 // A reload of the auth file that keeps a connection's identity but
@@ -19,7 +17,7 @@ func TestReloadChangesConnMethods(t *testing.T) {
 	c := a.framedRaw()
 	require.NoError(t, initialize(c, tokenLimited)) // dashboard: list_skills only
 	_, err := c.Call(t.Context(), "describe_skill", map[string]any{"name": "acme.math.add"})
-	require.Equal(t, transport.StringPermissionDenied, stringCode(err))
+	require.Equal(t, StringPermissionDenied, stringCode(err))
 
 	widened := strings.Replace(authFile(false), "methods: [list_skills]\n", "methods: [list_skills, describe_skill]\n", 1)
 	require.NotEqual(t, authFile(false), widened)
@@ -34,6 +32,6 @@ func TestReloadChangesConnMethods(t *testing.T) {
 	require.NoError(t, a.store.Reload())
 	for range 2 {
 		_, err = c.Call(t.Context(), "describe_skill", map[string]any{"name": "acme.math.add"})
-		assert.Equal(t, transport.StringPermissionDenied, stringCode(err), "narrowed again")
+		assert.Equal(t, StringPermissionDenied, stringCode(err), "narrowed again")
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/sandbox"
-	"github.com/skillgate/skillgate/transport"
 )
 
 // revokeEnv serves the auth file of authFile(false) with runs that last
@@ -103,7 +102,7 @@ func TestRevokedTokenEndsFramedStreams(t *testing.T) {
 	for range 2 {
 		select {
 		case err := <-ended:
-			assert.Equal(t, transport.StringAuthRequired, stringCode(err), "%v", err)
+			assert.Equal(t, StringAuthRequired, stringCode(err), "%v", err)
 		case <-ctx.Done():
 			t.Fatal("a stream of the removed token did not end")
 		}

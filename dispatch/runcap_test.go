@@ -74,7 +74,7 @@ func TestConcurrentRunsCap(t *testing.T) {
 			t.Fatal("a third run started past concurrent_runs: 2")
 		}
 		require.NotNil(t, terr, "a third run past concurrent_runs: 2")
-		assert.Equal(t, transport.StringRateLimited, terr.EffectiveCode())
+		assert.Equal(t, StringRateLimited, terr.EffectiveCode())
 		require.NotNil(t, terr.Retry)
 	}
 	r.release <- struct{}{}

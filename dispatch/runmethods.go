@@ -21,7 +21,7 @@ const (
 
 func runNotFound(err error) *transport.Error {
 	return &transport.Error{Code: transport.CodeInvalidParams, Message: "Run not found.",
-		StringCode: transport.StringRunNotFound, Details: err.Error() + "; runs are kept for the gateway's run retention after they finish"}
+		StringCode: StringRunNotFound, Details: err.Error() + "; runs are kept for the gateway's run retention after they finish"}
 }
 
 // runMethods are the run methods of the execution group.

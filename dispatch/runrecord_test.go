@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/metrics"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/transport"
@@ -57,8 +58,8 @@ func TestRunStoppedWithoutResult(t *testing.T) {
 		typ   string
 		retry *transport.Retry
 	}{
-		{sandbox.ErrClosed, transport.StringInterrupted, &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}},
-		{context.Canceled, transport.StringCanceled, nil},
+		{sandbox.ErrClosed, runerror.Interrupted, &transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 2}},
+		{context.Canceled, StringCanceled, nil},
 	} {
 		e, _ := newExecEnv(t, func(job sandbox.Job) (*sandbox.Result, error) {
 			job.Observer.Admitted()

@@ -102,7 +102,7 @@ func TestGetRunWaitCanceledByCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	_, werr := getRunWhileWaiting(ctx, t, e, id, cancel)
 	require.NotNil(t, werr)
-	assert.Equal(t, transport.StringCanceled, werr.EffectiveCode())
+	assert.Equal(t, StringCanceled, werr.EffectiveCode())
 }
 
 // cancel_run and watch_run of an unknown run are RUN_NOT_FOUND; watch_run
@@ -113,8 +113,8 @@ func TestRunMethodsRefusals(t *testing.T) {
 	e, id := heldAsync(t, release)
 	unknown := "run_0123456789abcdef"
 	for _, c := range e.fronts() {
-		checkError(t, c, paramCase{"cancel_run", `{"run_id":"` + unknown + `"}`, transport.StringRunNotFound, ""})
-		checkError(t, c, paramCase{"watch_run", `{"run_id":"` + unknown + `"}`, transport.StringRunNotFound, ""})
+		checkError(t, c, paramCase{"cancel_run", `{"run_id":"` + unknown + `"}`, StringRunNotFound, ""})
+		checkError(t, c, paramCase{"watch_run", `{"run_id":"` + unknown + `"}`, StringRunNotFound, ""})
 	}
 	_, werr := e.httpFront("").call("watch_run", `{"run_id":"`+id+`"}`)
 	require.NotNil(t, werr)

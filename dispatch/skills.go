@@ -29,7 +29,7 @@ type CatalogSource interface {
 
 func skillNotFound(err error) *transport.Error {
 	return &transport.Error{Code: transport.CodeInvalidParams, Message: "Skill not found.",
-		StringCode: transport.StringSkillNotFound, Details: err.Error()}
+		StringCode: StringSkillNotFound, Details: err.Error()}
 }
 
 // discoveryGroup is the methods that read the skill catalog.

@@ -22,7 +22,7 @@ func uploadErrors() errorTable {
 	return errorTable{
 		{blob.ErrUploadNotFound, func(err error) *transport.Error {
 			return &transport.Error{Code: transport.CodeInvalidParams, Message: "Upload not found.",
-				StringCode: transport.StringUploadNotFound, Details: err.Error() +
+				StringCode: StringUploadNotFound, Details: err.Error() +
 					"; an upload is gone once finished, and expires an hour after its last chunk"}
 		}},
 		{blob.ErrUploadFinishing, func(err error) *transport.Error {
@@ -65,7 +65,7 @@ func (d *Dispatcher) beginUpload(ctx context.Context, call *Call) (any, error) {
 	case errors.Is(err, blob.ErrInvalidKind):
 		return nil, paramErr("kind", "must be a MIME type such as text/plain, text/csv or application/json")
 	case errors.Is(err, blob.ErrTooLarge):
-		return nil, transport.AppError(transport.StringBlobTooLarge, "The blob is larger than the gateway accepts.").WithDetails(err.Error())
+		return nil, transport.AppError(StringBlobTooLarge, "The blob is larger than the gateway accepts.").WithDetails(err.Error())
 	case err != nil:
 		return nil, err
 	}

@@ -130,14 +130,14 @@ func TestUploadErrors(t *testing.T) {
 			{"begin_upload", `{"kind":"text/plain"}`, ip, "size_bytes"},
 			{"begin_upload", `{"kind":"text/plain","size_bytes":-1}`, ip, "size_bytes"},
 			{"begin_upload", `{"kind":"nonsense","size_bytes":1}`, ip, "kind"},
-			{"begin_upload", `{"kind":"text/plain","size_bytes":1001}`, transport.StringBlobTooLarge, ""},
+			{"begin_upload", `{"kind":"text/plain","size_bytes":1001}`, StringBlobTooLarge, ""},
 			{"upload_chunk", chunk(0, "0123X"), ip, "offset"},
 			{"upload_chunk", chunk(7, "789"), ip, "offset"},
 			{"upload_chunk", chunk(5, "567890"), ip, "offset"},
 			{"upload_chunk", `{"upload_id":"` + up + `","offset":5,"content":"@@@"}`, ip, "content"},
 			{"upload_chunk", `{"upload_id":"` + up + `","content":"AA=="}`, ip, "offset"},
 			{"upload_chunk", `{"upload_id":"../x","offset":0,"content":"AA=="}`, ip, "upload_id"},
-			{"upload_chunk", `{"upload_id":"` + unknown + `","offset":0,"content":"AA=="}`, transport.StringUploadNotFound, ""},
+			{"upload_chunk", `{"upload_id":"` + unknown + `","offset":0,"content":"AA=="}`, StringUploadNotFound, ""},
 			{"finish_upload", `{"upload_id":"` + up + `","sha256":"` + hexSum([]byte("0123456789")) + `"}`, ip, "offset"},
 			{"finish_upload", `{"upload_id":"` + up + `","sha256":"xyz"}`, ip, "sha256"},
 			{"finish_upload", `{"upload_id":"` + up + `"}`, ip, "sha256"},
@@ -146,7 +146,7 @@ func TestUploadErrors(t *testing.T) {
 		}
 		mustCall(t, c, "upload_chunk", chunk(5, "56789"), &got)
 		checkError(t, c, paramCase{"finish_upload", `{"upload_id":"` + up + `","sha256":"` + hexSum([]byte("wrong")) + `"}`, ip, "sha256"})
-		checkError(t, c, paramCase{"upload_chunk", chunk(0, "01234"), transport.StringUploadNotFound, ""})
+		checkError(t, c, paramCase{"upload_chunk", chunk(0, "01234"), StringUploadNotFound, ""})
 		n, _ := e.blobs.Usage()
 		assert.Equal(t, 0, n, "a refused finish keeps no blob")
 	}

@@ -4,9 +4,6 @@ import "errors"
 
 // Sentinel errors.
 var (
-	// ErrBadPattern: a network pattern is not host:port, *.domain:port or,
-	// for private rules, cidr:port.
-	ErrBadPattern = errors.New("invalid network pattern")
 	// errInvalidConfig: a Config field is out of range.
 	errInvalidConfig = errors.New("egress: invalid config")
 	// errByteCap: the run has sent all the bytes its cap allows.

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/egress/hostpattern"
 	"github.com/skillgate/skillgate/internal/testlog"
 	"github.com/skillgate/skillgate/metrics"
 )
@@ -140,4 +141,4 @@ func (h *harness) connect(t *testing.T, target string) (net.Conn, *bufio.Reader,
 	return c, br, resp.Status
 }
 
-func allowAll() *Policy { return &Policy{Allow: [][]Pattern{{{any: true}}}} }
+func allowAll() *Policy { return &Policy{Allow: [][]hostpattern.Pattern{{hostpattern.AnyHost(0)}}} }

@@ -2,7 +2,8 @@ package egress
 
 import (
 	"net/netip"
-	"strings"
+
+	"github.com/skillgate/skillgate/egress/hostpattern"
 )
 
 // Policy decides which destinations one run may reach. A destination is
@@ -12,9 +13,9 @@ import (
 // one or is let through by a private rule.
 type Policy struct {
 	// Allow holds the layers; a run with no layers reaches nothing.
-	Allow [][]Pattern
+	Allow [][]hostpattern.Pattern
 	// Deny refuses whatever it matches, before any allow.
-	Deny []Pattern
+	Deny []hostpattern.Pattern
 	// Private lets special addresses through.
 	Private []PrivateRule
 }
@@ -35,7 +36,7 @@ func (p *Policy) Enabled() bool {
 
 // CheckName checks a destination before resolving it.
 func (p *Policy) CheckName(host string, port int) Reason {
-	host = normalizeHost(host)
+	host = hostpattern.NormalizeHost(host)
 	for _, d := range p.Deny {
 		if d.Match(host, port) {
 			return ReasonDenied
@@ -70,7 +71,7 @@ func (p *Policy) checkAddr(host string, addr netip.Addr, port int, ownHost bool)
 	if why == ReasonNone {
 		return ReasonNone
 	}
-	addr, host = addr.Unmap(), normalizeHost(host)
+	addr, host = addr.Unmap(), hostpattern.NormalizeHost(host)
 	for _, r := range p.Private {
 		if r.match(host, addr, port) && (why != ReasonHost || r.explicit()) {
 			return ReasonNone
@@ -79,23 +80,13 @@ func (p *Policy) checkAddr(host string, addr netip.Addr, port int, ownHost bool)
 	return why
 }
 
-func matchAny(list []Pattern, host string, port int) bool {
+func matchAny(list []hostpattern.Pattern, host string, port int) bool {
 	for _, p := range list {
 		if p.Match(host, port) {
 			return true
 		}
 	}
 	return false
-}
-
-// normalizeHost lower-cases names, drops a trailing dot and writes IP
-// literals in their canonical form, so that ::0001 matches a rule for ::1.
-func normalizeHost(h string) string {
-	h = strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
-	if a, err := netip.ParseAddr(h); err == nil {
-		return a.Unmap().String()
-	}
-	return h
 }
 
 // Special ranges beyond what netip classifies.

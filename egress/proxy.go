@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/egress/hostpattern"
 )
 
 // Proxy serves the egress of many runs; each gets its own Run. Safe for
@@ -241,7 +243,7 @@ func (r *Run) destination(req *http.Request, st *conn) bool {
 		st.reason, st.detail = ReasonBadRequest, "bad destination "+strconv.Quote(hostport)
 		return false
 	}
-	st.host, st.port = normalizeHost(host), port
+	st.host, st.port = hostpattern.NormalizeHost(host), port
 	st.reason = r.policy.CheckName(st.host, port)
 	return st.reason == ReasonNone
 }

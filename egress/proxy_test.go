@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/skillgate/skillgate/egress/hostpattern"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -92,9 +94,9 @@ func request(t *testing.T, proxy, raw string) string {
 
 func TestProxyDialsTheAddressItChecked(t *testing.T) {
 	res, d := &rebinder{}, &recordDial{}
-	pats, err := ParsePatterns([]string{"rebind.example:80"})
+	pats, err := hostpattern.ParseList([]string{"rebind.example:80"})
 	require.NoError(t, err)
-	addr := serve(t, Config{Resolver: res, Dial: d.dial}, &Policy{Allow: [][]Pattern{pats}})
+	addr := serve(t, Config{Resolver: res, Dial: d.dial}, &Policy{Allow: [][]hostpattern.Pattern{pats}})
 	assert.Equal(t, "200 ok", request(t, addr, "GET http://rebind.example/ HTTP/1.1\r\nHost: rebind.example\r\n\r\n"))
 	assert.Equal(t, "403 egress denied: rebind.example:80 (loopback address 127.0.0.1)",
 		request(t, addr, "GET http://rebind.example/ HTTP/1.1\r\nHost: rebind.example\r\n\r\n"))
@@ -103,7 +105,7 @@ func TestProxyDialsTheAddressItChecked(t *testing.T) {
 
 func TestProxyBadRequests(t *testing.T) {
 	d := &recordDial{}
-	addr := serve(t, Config{Dial: d.dial, Resolver: fixedResolver{}}, &Policy{Allow: [][]Pattern{{{any: true}}}})
+	addr := serve(t, Config{Dial: d.dial, Resolver: fixedResolver{}}, &Policy{Allow: [][]hostpattern.Pattern{{hostpattern.AnyHost(0)}}})
 	for raw, want := range map[string]string{
 		"GET / HTTP/1.1\r\nHost: x\r\n\r\n":                           "403 egress denied: ? (bad_request: only CONNECT and http:// requests are proxied)",
 		"GET ftp://x/ HTTP/1.1\r\nHost: x\r\n\r\n":                    "403 egress denied: ? (bad_request: only CONNECT and http:// requests are proxied)",
@@ -133,7 +135,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestProxyIdleConnectionsCountAgainstTheLimit(t *testing.T) {
 	d := &recordDial{}
-	addr := serve(t, Config{Dial: d.dial, Resolver: fixedResolver{}, MaxConns: 2}, &Policy{Allow: [][]Pattern{{{any: true}}}})
+	addr := serve(t, Config{Dial: d.dial, Resolver: fixedResolver{}, MaxConns: 2}, &Policy{Allow: [][]hostpattern.Pattern{{hostpattern.AnyHost(0)}}})
 	for range 2 {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
@@ -147,9 +149,9 @@ func TestProxyIdleConnectionsCountAgainstTheLimit(t *testing.T) {
 }
 
 func TestPatternIPLiteralsAreCanonical(t *testing.T) {
-	p, err := ParsePattern("[::0001]:80")
+	p, err := hostpattern.Parse("[::0001]:80")
 	require.NoError(t, err)
-	pol := &Policy{Allow: [][]Pattern{{p}}}
+	pol := &Policy{Allow: [][]hostpattern.Pattern{{p}}}
 	assert.Equal(t, ReasonNone, pol.CheckName("::1", 80))
 	assert.Equal(t, ReasonNone, pol.CheckName("[0:0::1]", 80))
 }

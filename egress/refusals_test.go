@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/egress/hostpattern"
 )
 
 // What the resolver and the upstream can do wrong, and the 403 each gets.
@@ -134,7 +136,7 @@ func TestParsePrivateErrors(t *testing.T) {
 			assert.NoError(t, err, s)
 			continue
 		}
-		assert.ErrorIs(t, err, ErrBadPattern, s)
+		assert.ErrorIs(t, err, hostpattern.ErrInvalid, s)
 		assert.ErrorContains(t, err, want, s)
 	}
 	_, err := ParsePrivates([]string{"10.0.0.0/8:*", "*"})

@@ -13,6 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/egress/hostpattern"
 )
 
 // A CONNECT tunnel carries bytes both ways to exactly the checked
@@ -54,7 +56,7 @@ func TestConnectTunnelRelaysBothWays(t *testing.T) {
 // log, and a count under its reason; an allowed connection next to it
 // is none of these.
 func TestRefusalsAreNotedLoggedAndCounted(t *testing.T) {
-	pats, err := ParsePatterns([]string{"secret.example:*"})
+	pats, err := hostpattern.ParseList([]string{"secret.example:*"})
 	require.NoError(t, err)
 	pol := &Policy{Allow: allowAll().Allow, Deny: pats}
 	h := start(t, Config{Resolver: names{"open.example": {"93.184.216.34"}}}, pol, &upstream{})

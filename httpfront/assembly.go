@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -24,8 +25,8 @@ func newFallbacks(limit int) fallbacks {
 			WithDetails("the answers of this batch would exceed the limit of " + strconv.Itoa(limit) +
 				" bytes; send fewer calls per batch or ask for less data (for example read_blob with mode sample_head and max_bytes)"),
 		overloaded: transport.AppError(transport.StringOverloaded, "The gateway holds as many answers as it may; retry shortly.").
-			WithRetry(1000, 5),
-		shutdown: transport.AppError(transport.StringServerShutdown, "The server is shutting down.").WithRetry(1000, 3),
+			WithRetryHint(session.RetryBudget),
+		shutdown: transport.AppError(transport.StringServerShutdown, "The server is shutting down.").WithRetryHint(session.RetryShutdown),
 	}
 	for _, e := range []*transport.Error{f.tooLarge, f.overloaded, f.shutdown} {
 		f.overhead = max(f.overhead, len(responseBody(nil, nil, e)))

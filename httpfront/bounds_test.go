@@ -228,7 +228,7 @@ func TestHandleIsGuarded(t *testing.T) {
 	}{
 		{nil, http.StatusOK, "served"},
 		{map[string][]string{"Origin": {"https://app.example"}}, http.StatusOK, "served"},
-		{map[string][]string{"Origin": {"https://evil.example"}}, http.StatusForbidden, transport.StringPermissionDenied},
+		{map[string][]string{"Origin": {"https://evil.example"}}, http.StatusForbidden, dispatch.StringPermissionDenied},
 		{map[string][]string{"Authorization": {"Bearer a", "Bearer b"}}, http.StatusBadRequest, transport.StringInvalidRequest},
 	} {
 		r, err := http.NewRequest(http.MethodGet, "/mcp", nil)

@@ -51,7 +51,7 @@ func TestHTTPFormPostWithCredentialRefused(t *testing.T) {
 	e := newEnv(t, "")
 	status, a, out := post(t, e.http.URL, listCall, map[string][]string{"Content-Type": {"text/plain"}, "Authorization": {"Bearer x"}})
 	assert.Equal(t, http.StatusForbidden, status, "%s", out)
-	assert.Equal(t, transport.StringPermissionDenied, a.code())
+	assert.Equal(t, dispatch.StringPermissionDenied, a.code())
 	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.HTTPRefused.WithLabelValues("content_type")))
 }
 

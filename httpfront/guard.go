@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -103,7 +104,7 @@ func ownOrigin(r *http.Request) string {
 
 func forbidden(reason, details string) *refusal {
 	return &refusal{status: http.StatusForbidden, reason: reason,
-		err: transport.AppError(transport.StringPermissionDenied, "Request refused.").WithDetails(details)}
+		err: transport.AppError(dispatch.StringPermissionDenied, "Request refused.").WithDetails(details)}
 }
 
 func jsonContentType(values []string) bool {

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/metrics"
-	"github.com/skillgate/skillgate/transport"
 )
 
 // serveHTTP starts another HTTP front door of the env's dispatcher with
@@ -141,7 +141,7 @@ func TestHTTPBrowserGuards(t *testing.T) {
 				return
 			}
 			assert.Equal(t, http.StatusForbidden, status, "%s", out)
-			assert.Equal(t, transport.StringPermissionDenied, a.code(), "%s", out)
+			assert.Equal(t, dispatch.StringPermissionDenied, a.code(), "%s", out)
 			assert.Equal(t, "null", string(a.ID))
 			assert.NotEmpty(t, a.Error.Data.Details)
 			assert.Equal(t, before+1, testutil.ToFloat64(e.metrics.HTTPRefused.WithLabelValues(tc.reason)))

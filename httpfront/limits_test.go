@@ -95,7 +95,7 @@ func TestHTTPAnswerBudget(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 	require.Equal(t, transport.StringOverloaded, a.code(), "%s", out)
 	require.NotNil(t, a.Error.Data.Retry)
-	assert.Positive(t, a.Error.Data.Retry.SuggestedDelayMS)
+	assert.Contains(t, string(out), `"retry":{"suggested_delay_ms":200,"max_attempts":10}`, "the framed front's hint for a full budget")
 	assert.Zero(t, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("http", "list_skills", "ok")), "nothing ran")
 	assert.Equal(t, 1.0, testutil.ToFloat64(e.metrics.BudgetRefusals.WithLabelValues(metrics.FrontHTTP)))
 	budget.Release(8 << 10)

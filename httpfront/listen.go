@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/transport"
 )
 
@@ -30,7 +31,7 @@ func LimitListener(ln net.Listener, limit int, m *metrics.Metrics) net.Listener 
 		return ln
 	}
 	body := responseBody(nullID, nil, transport.AppError(transport.StringOverloaded, "The server is at its HTTP connection limit.").
-		WithRetry(1000, 5))
+		WithRetryHint(session.RetryConnLimit))
 	reply := []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n" +
 		"Connection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
 	return &limitListener{Listener: ln, max: int64(limit), reply: reply, metrics: m}

@@ -77,10 +77,19 @@ func New(front *dispatch.Front, opts Options) *Server {
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("/rpc", h.serveRPC)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeHTTPError(w, http.StatusNotFound, transport.AppError("NOT_FOUND", "Not found: the JSON-RPC endpoint is POST /rpc."))
+		writeHTTPError(w, http.StatusNotFound, transport.AppError(stringNotFound, "Not found: the JSON-RPC endpoint is POST /rpc."))
 	})
 	return h
 }
+
+// The string codes of the HTTP listener's own answers: a request for a path
+// other than /rpc (404) or with a method other than POST (405) never
+// reaches JSON-RPC, so these codes are HTTP's, not the transport's or an
+// application's, and only this front door sends them.
+const (
+	stringNotFound         = "NOT_FOUND"
+	stringMethodNotAllowed = "METHOD_NOT_ALLOWED"
+)
 
 // refusalReasons are the "reason" values of skillgate_http_refused_total
 // this package records.
@@ -119,7 +128,7 @@ func (h *Server) stopped() bool {
 func (h *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeHTTPError(w, http.StatusMethodNotAllowed, transport.AppError(transport.StringMethodNotAllowed, "Use POST for JSON-RPC calls."))
+		writeHTTPError(w, http.StatusMethodNotAllowed, transport.AppError(stringMethodNotAllowed, "Use POST for JSON-RPC calls."))
 		return
 	}
 	if ref := h.guard.check(r); ref != nil {

@@ -147,7 +147,7 @@ func TestNoIdentityRefused(t *testing.T) {
 }
 
 func TestRPCErrorKeepsTheProtocolData(t *testing.T) {
-	e := transport.AppError(transport.StringSkillNotFound, "Skill not found.").WithDetails("no skill acme.x")
+	e := transport.AppError(dispatch.StringSkillNotFound, "Skill not found.").WithDetails("no skill acme.x")
 	var we *jsonrpc.Error
 	require.ErrorAs(t, rpcError(e), &we)
 	assert.EqualValues(t, e.Code, we.Code)

@@ -136,16 +136,15 @@ func (t *sessions) limited(id *sgauth.Identity) {
 }
 
 // limitRefusal answers an identity's limit as dispatch answers it on every
-// front door: RATE_LIMITED with the retry delay.
+// front door (dispatch.RateLimited), with the same delay in Retry-After. A
+// limit that names no delay is a connection's.
 func limitRefusal(err error) *refusal {
-	wait := sgauth.ConnRetryAfter
 	var le *sgauth.LimitError
-	if errors.As(err, &le) {
-		wait = le.RetryAfter
+	if !errors.As(err, &le) {
+		le = &sgauth.LimitError{Err: err, RetryAfter: sgauth.ConnRetryAfter}
+		err = le
 	}
-	ms := max(int64(math.Ceil(float64(wait)/float64(time.Millisecond))), 1)
-	return &refusal{status: http.StatusTooManyRequests, retry: wait,
-		err: transport.AppError(transport.StringRateLimited, "Rate limit exceeded.").WithDetails(err.Error()).WithRetry(ms, 5)}
+	return &refusal{status: http.StatusTooManyRequests, retry: le.RetryAfter, err: dispatch.RateLimited(err)}
 }
 
 // write answers the refusal as a JSON-RPC error response to the request's

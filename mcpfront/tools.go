@@ -20,7 +20,7 @@ import (
 func (s *Server) call(ctx context.Context, req mcp.Request, method string, params json.RawMessage, notify dispatch.Notifier) (any, error) {
 	id := s.identity(req)
 	if id == nil {
-		return nil, rpcError(transport.AppError(transport.StringAuthRequired, "Authentication required.").
+		return nil, rpcError(transport.AppError(dispatch.StringAuthRequired, "Authentication required.").
 			WithDetails(ErrNoIdentity.Error()))
 	}
 	markReached(ctx)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // Config configures a Registry. Zero fields take DefaultConfig's values.
@@ -174,8 +176,8 @@ func interrupt(rec *Record, now time.Time) {
 	rec.Result, _ = json.Marshal(map[string]any{
 		"status": StatusFailed, "run_id": rec.ID, "summary": rec.What + " was interrupted: " + msg + "; run it again.",
 		"output_blobs": []string{}, "logs_preview": "",
-		"error":       map[string]string{"type": "INTERRUPTED", "message": msg},
-		"retry":       map[string]int{"suggested_delay_ms": 1000, "max_attempts": 2},
+		"error":       map[string]string{"type": runerror.Interrupted, "message": msg},
+		"retry":       map[string]int{"suggested_delay_ms": runerror.RetryDelayMS, "max_attempts": runerror.RetryAttempts},
 		"duration_ms": rec.durationMS(now),
 	})
 	var seq uint64

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // TestAbuse runs hostile code; after each case the Runner must still
@@ -24,24 +26,24 @@ func TestAbuse(t *testing.T) {
 	}{
 		{"infinite loop hits the CPU limit", "def main(args):\n    while True:\n        pass\n", 20 * time.Second,
 			func(t *testing.T, res *Result) {
-				requireFailed(t, res, ErrTypeTimeout)
+				requireFailed(t, res, runerror.Timeout)
 				assert.Contains(t, res.Error.Message, "CPU time")
 			}},
 		{"sleep past the timeout", "import time\n\ndef main(args):\n    time.sleep(100)\n", time.Second,
 			func(t *testing.T, res *Result) {
-				requireFailed(t, res, ErrTypeTimeout)
+				requireFailed(t, res, runerror.Timeout)
 				assert.Contains(t, res.Error.Message, "timeout of 1s")
 				assert.GreaterOrEqual(t, res.Duration, time.Second)
 			}},
 		{"SIGXCPU ignored", "import signal\n\ndef main(args):\n    signal.signal(signal.SIGXCPU, signal.SIG_IGN)\n    while True:\n        pass\n", 20 * time.Second,
-			func(t *testing.T, res *Result) { requireFailed(t, res, ErrTypeTimeout) }},
+			func(t *testing.T, res *Result) { requireFailed(t, res, runerror.Timeout) }},
 		{"stdout flood", "def main(args):\n    while True:\n        print('x' * 1000)\n", 20 * time.Second,
 			func(t *testing.T, res *Result) {
-				requireFailed(t, res, ErrTypeOutputTooLarge)
+				requireFailed(t, res, runerror.OutputTooLarge)
 				assert.LessOrEqual(t, len(res.Logs), MaxLogsPreview)
 			}},
 		{"stderr flood without newlines", "import os\n\ndef main(args):\n    while True:\n        os.write(2, b'y' * 65536)\n", 20 * time.Second,
-			func(t *testing.T, res *Result) { requireFailed(t, res, ErrTypeOutputTooLarge) }},
+			func(t *testing.T, res *Result) { requireFailed(t, res, runerror.OutputTooLarge) }},
 		{"disk fill", diskFill, 20 * time.Second,
 			func(t *testing.T, res *Result) {
 				out := output(t, res)
@@ -104,9 +106,9 @@ func TestAbuseLimits(t *testing.T) {
 				name, code, want string
 				timeout          time.Duration
 			}{
-				{"fork bomb", forkBomb, ErrTypeTimeout, 2 * time.Second},
+				{"fork bomb", forkBomb, runerror.Timeout, 2 * time.Second},
 				{"thread bomb", threadBomb, "RuntimeError", 10 * time.Second},
-				{"memory bomb", "def main(args):\n    hog = []\n    while True:\n        hog.append(b'x' * (8 << 20))\n", ErrTypeMemory, 20 * time.Second},
+				{"memory bomb", "def main(args):\n    hog = []\n    while True:\n        hog.append(b'x' * (8 << 20))\n", runerror.MemoryLimit, 20 * time.Second},
 				{"memory bomb in a child", childMemoryBomb, "", 20 * time.Second},
 			} {
 				t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/egress"
+	"github.com/skillgate/skillgate/egress/hostpattern"
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/metrics"
 )
 
@@ -94,11 +96,11 @@ func egressFor(t testing.TB, m *metrics.Metrics, res egress.Resolver, allow, pri
 	}
 	p, err := egress.New(cfg)
 	require.NoError(t, err)
-	a, err := egress.ParsePatterns(allow)
+	a, err := hostpattern.ParseList(allow)
 	require.NoError(t, err)
 	pr, err := egress.ParsePrivates(private)
 	require.NoError(t, err)
-	return p.ForRun(egress.RunInfo{RunID: t.Name()}, &egress.Policy{Allow: [][]egress.Pattern{a}, Private: pr})
+	return p.ForRun(egress.RunInfo{RunID: t.Name()}, &egress.Policy{Allow: [][]hostpattern.Pattern{a}, Private: pr})
 }
 
 const fetchCode = `
@@ -372,7 +374,7 @@ func TestEgressRunEndClosesConnections(t *testing.T) {
 		d := newCountingDial()
 		e := egressFor(t, nil, nil, []string{hp}, []string{hp}, func(c *egress.Config) { c.Dial = d.dial })
 		res := run(t, r, tunnelCode, args, func(j *Job) { j.Egress, j.Timeout = e, 3*time.Second })
-		requireFailed(t, res, ErrTypeTimeout)
+		requireFailed(t, res, runerror.Timeout)
 		assert.Equal(t, 3, len(d.dialed), "the run opened its tunnels before the timeout")
 		assert.Zero(t, d.open.Load(), "upstream connections left open")
 	})

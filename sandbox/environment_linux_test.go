@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // envDir makes an installed-packages directory named name (a pip --target
@@ -106,7 +108,7 @@ func TestEnvironmentIsValidated(t *testing.T) {
 		{Environment{Key: "k", Paths: []string{filepath.Join(t.TempDir(), "missing")}}, "environment directory"},
 	} {
 		res := run(t, r, trivialCode, nil, withEnvironment(c.env))
-		requireFailed(t, res, ErrTypeSandbox)
+		requireFailed(t, res, runerror.Sandbox)
 		assert.Contains(t, res.Error.Message, c.want, "%+v", c.env)
 	}
 }
@@ -161,7 +163,7 @@ func TestEnvironmentPreloadFailures(t *testing.T) {
 	} {
 		env := Environment{Key: "bad-" + c.preload, Paths: []string{dir}, Preload: []string{c.preload}}
 		res := run(t, r, trivialCode, nil, withEnvironment(env))
-		requireFailed(t, res, ErrTypeSandbox)
+		requireFailed(t, res, runerror.Sandbox)
 		assert.Contains(t, res.Error.Message, c.want)
 		assert.Contains(t, res.Error.Message, "environment bad-"+c.preload)
 	}

@@ -8,9 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/skillgate/skillgate/skills"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/internal/runerror"
+	"github.com/skillgate/skillgate/skills"
 )
 
 // loadSkill loads testdata/skills/<name> as the gateway does: the
@@ -259,7 +261,7 @@ func TestRunErrors(t *testing.T) {
 			"AuthenticationError", "Invalid API key", "line 5, in main", ""},
 		{"not serializable", "def main(args):\n    return {'s': {1, 2}}\n", "TypeError", "set", "", ""},
 		{"nan", "def main(args):\n    return float('nan')\n", "ValueError", "JSON", "", ""},
-		{"output too large", "def main(args):\n    return 'x' * 5000\n", ErrTypeOutputTooLarge, "5002 bytes", "", ""},
+		{"output too large", "def main(args):\n    return 'x' * 5000\n", runerror.OutputTooLarge, "5002 bytes", "", ""},
 		{"missing entrypoint", "def other(args):\n    pass\n", "AttributeError", "'main'", "", ""},
 		{"entrypoint not callable", "main = 3\n", "TypeError", "not callable", "", ""},
 		{"syntax error", "def main(args)\n    return 1\n", "SyntaxError", "", "SyntaxError", ""},
@@ -267,7 +269,7 @@ func TestRunErrors(t *testing.T) {
 		{"sys.exit", "import sys\n\ndef main(args):\n    sys.exit(3)\n", "SystemExit", "3", "", ""},
 		{"os._exit", "import os\n\ndef main(args):\n    os._exit(5)\n", "SystemExit", "status 5", "", ""},
 		{"self kill", "import os, signal\n\ndef main(args):\n    os.kill(os.getpid(), signal.SIGSEGV)\n", "SystemExit", "signal 11", "", ""},
-		{"memory error", "def main(args):\n    raise MemoryError('big')\n", ErrTypeMemory, "MemoryError", "", ""},
+		{"memory error", "def main(args):\n    raise MemoryError('big')\n", runerror.MemoryLimit, "MemoryError", "", ""},
 		{"recursion", "def main(args):\n    return main(args)\n", "RecursionError", "recursion", "", ""},
 		{"empty code", "", "AttributeError", "'main'", "", ""},
 	} {
@@ -356,7 +358,7 @@ func TestInvalidJobs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := r.Run(t.Context(), tc.job)
 			require.NoError(t, err)
-			requireFailed(t, res, ErrTypeSandbox)
+			requireFailed(t, res, runerror.Sandbox)
 			assert.Contains(t, res.Error.Message, tc.msg)
 		})
 	}

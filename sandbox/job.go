@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // Run statuses.
@@ -12,24 +14,12 @@ const (
 	StatusFailed    = "failed"
 )
 
-// RunError types that are not Python exception class names.
-const (
-	ErrTypeTimeout        = "EXECUTION_TIMEOUT"
-	ErrTypeMemory         = "MEMORY_LIMIT_EXCEEDED"
-	ErrTypeOutputTooLarge = "OUTPUT_TOO_LARGE"
-	ErrTypeSandbox        = "SANDBOX_ERROR"
-	// ErrTypeInvalidOutput: the run returned something the gateway cannot
-	// report as its output (decided above the sandbox, which returns any
-	// JSON).
-	ErrTypeInvalidOutput = "INVALID_OUTPUT"
-)
-
 // reservedTypes are the error types only the gateway reports, including
 // those of run cancellation. User code never produces one: an exception
 // class of such a name is reported as UserTypePrefix + name.
 var reservedTypes = map[string]bool{
-	ErrTypeTimeout: true, ErrTypeMemory: true, ErrTypeOutputTooLarge: true, ErrTypeSandbox: true,
-	ErrTypeInvalidOutput: true, "CANCELLED": true, "INTERRUPTED": true, "VALIDATION_ERROR": true,
+	runerror.Timeout: true, runerror.MemoryLimit: true, runerror.OutputTooLarge: true, runerror.Sandbox: true,
+	runerror.InvalidOutput: true, runerror.Canceled: true, runerror.Interrupted: true, runerror.Validation: true,
 }
 
 // UserTypePrefix marks a user exception class whose name is a reserved

@@ -9,6 +9,8 @@ import (
 	"path"
 	"strconv"
 	"syscall"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // writeJobFiles stores the run's skills and input blobs in its job
@@ -106,7 +108,7 @@ func collectOutputs(ws *os.Root, recs []blobRecord, ids []string, perBlob, total
 		sum += size
 	}
 	if total > 0 && sum > total {
-		return nil, &RunError{Type: ErrTypeOutputTooLarge, Message: fmt.Sprintf(
+		return nil, &RunError{Type: runerror.OutputTooLarge, Message: fmt.Sprintf(
 			"the run's %d output blobs hold %d bytes together, more than the %d bytes a run may write; nothing was read or kept",
 			len(out), sum, total)}
 	}

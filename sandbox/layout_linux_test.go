@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 func bashJob(code string) func(*Job) {
@@ -43,7 +45,7 @@ func TestBashRunFailures(t *testing.T) {
 	}
 	res := run(t, r, "", nil, func(j *Job) { j.Code, j.Language = "true", "ruby" })
 	require.Equal(t, StatusFailed, res.Status)
-	assert.Equal(t, ErrTypeSandbox, res.Error.Type)
+	assert.Equal(t, runerror.Sandbox, res.Error.Type)
 	assert.Contains(t, res.Error.Message, `language "ruby"`)
 }
 
@@ -144,14 +146,14 @@ func TestOutputDirectoryOverTheLimits(t *testing.T) {
 	r := sharedRunner(t)
 	res := run(t, r, "", nil, bashJob(`for i in 1 2 3; do echo $i > outputs/f$i.txt; done`), withOutputIDs(2))
 	require.Equal(t, StatusFailed, res.Status)
-	assert.Equal(t, ErrTypeOutputTooLarge, res.Error.Type)
+	assert.Equal(t, runerror.OutputTooLarge, res.Error.Type)
 	assert.Contains(t, res.Error.Message, "/workspace/outputs/f3.txt would be blob 3; this run may write at most 2 blobs")
 	assert.Empty(t, res.OutputBlobs)
 
 	big := ownRunner(t, func(c *Config) { c.MaxOutputBlobBytes = 1024 })
 	res = run(t, big, "", nil, bashJob(`head -c 2048 /dev/zero > outputs/big.bin`), withOutputIDs(2))
 	require.Equal(t, StatusFailed, res.Status)
-	assert.Equal(t, ErrTypeOutputTooLarge, res.Error.Type)
+	assert.Equal(t, runerror.OutputTooLarge, res.Error.Type)
 	assert.Contains(t, res.Error.Message, "/workspace/outputs/big.bin is 2048 bytes; a blob may hold at most 1024")
 
 	res = run(t, r, "", nil, bashJob(`mkdir outputs/sub; ln -s /etc/passwd outputs/link`), withOutputIDs(2))

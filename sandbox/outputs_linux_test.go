@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // sparseBlobsCode writes args["n"] blobs and then makes each file
@@ -72,7 +74,7 @@ func TestOutputsOverTheRunLimitAreNotRead(t *testing.T) {
 		})
 	})
 	t.Logf("allocated %d bytes during the run", allocated)
-	requireFailed(t, res, ErrTypeOutputTooLarge)
+	requireFailed(t, res, runerror.OutputTooLarge)
 	assert.Contains(t, res.Error.Message, "hold 536870912 bytes together, more than the 67108864 bytes a run may write")
 	assert.Zero(t, sink.calls, "no blob reaches the sink")
 	assert.Empty(t, res.OutputBlobs)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 func TestStartGate(t *testing.T) {
@@ -149,7 +151,7 @@ func TestFailingStartsReachTheWaitingRun(t *testing.T) {
 		cancel()
 		require.NoError(t, err)
 		require.Equal(t, StatusFailed, res.Status)
-		assert.Equal(t, ErrTypeSandbox, res.Error.Type)
+		assert.Equal(t, runerror.Sandbox, res.Error.Type)
 		assert.Contains(t, res.Error.Message, "no room for a sandbox")
 	}
 	broken.Store(false)
@@ -219,7 +221,7 @@ func TestRunTakesTheFirstSandboxReady(t *testing.T) {
 func runTrivial(r *Runner) *Result {
 	res, err := r.Run(context.Background(), Job{RunID: "pool", Code: trivialCode})
 	if err != nil {
-		return failed(ErrTypeSandbox, err.Error())
+		return failed(runerror.Sandbox, err.Error())
 	}
 	return res
 }

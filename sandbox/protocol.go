@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // The re-exec'd helper's verb: os.Args[1] of the sandbox's pid 1.
@@ -113,7 +115,7 @@ func (f *resultFrame) errorType() string {
 	t := errorType(f.Type)
 	if f.Runtime {
 		switch {
-		case t == ErrTypeSandbox && !f.prepared, t == ErrTypeOutputTooLarge, t == ErrTypeMemory:
+		case t == runerror.Sandbox && !f.prepared, t == runerror.OutputTooLarge, t == runerror.MemoryLimit:
 			return t
 		}
 	}

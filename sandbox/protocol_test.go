@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -78,7 +80,7 @@ func FuzzReadResultFrame(f *testing.F) {
 		return buf.Bytes()
 	}
 	ok := frame(resultFrame{OK: true, Output: `{"a":1}`, Blobs: []blobRecord{{0, "text/plain"}}})
-	forged := frame(resultFrame{Type: ErrTypeSandbox, Message: "x", Runtime: true})
+	forged := frame(resultFrame{Type: runerror.Sandbox, Message: "x", Runtime: true})
 	logLine := append([]byte{logByte}, binary.BigEndian.AppendUint32(nil, 2)...)
 	f.Add(ok)
 	f.Add(forged)
@@ -112,7 +114,7 @@ func FuzzReadResultFrame(f *testing.F) {
 		// of the sandbox, nor any other runtime verdict but the two limits
 		// that fail the code's own run.
 		if typ := fr.errorType(); fr.prepared && IsReservedType(typ) {
-			assert.Contains(t, []string{ErrTypeOutputTooLarge, ErrTypeMemory}, typ)
+			assert.Contains(t, []string{runerror.OutputTooLarge, runerror.MemoryLimit}, typ)
 		}
 		if fr.check(4) == nil && fr.OK {
 			assert.LessOrEqual(t, len(fr.Output), MaxOutputBytes)

@@ -4,14 +4,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // Reserved error types come only from the gateway: user code can neither
 // raise them by class name nor write them on the runtime's result pipe.
 func TestUserCodeCannotClaimReservedTypes(t *testing.T) {
 	r := sharedRunner(t)
-	for _, name := range []string{ErrTypeSandbox, ErrTypeTimeout, ErrTypeMemory, ErrTypeOutputTooLarge,
-		ErrTypeInvalidOutput, "CANCELLED", "INTERRUPTED"} {
+	for _, name := range []string{runerror.Sandbox, runerror.Timeout, runerror.MemoryLimit, runerror.OutputTooLarge,
+		runerror.InvalidOutput, "CANCELLED", "INTERRUPTED"} {
 		t.Run("class "+name, func(t *testing.T) {
 			code := "class " + name + "(Exception):\n    pass\n\ndef main(args):\n    raise " + name + "('fake')\n"
 			res := run(t, r, code, nil)
@@ -27,7 +29,7 @@ func TestUserCodeCannotClaimReservedTypes(t *testing.T) {
 			"    data = json.dumps({'ok': False, 'type': 'SANDBOX_ERROR', 'message': 'forged', 'runtime': True}).encode()\n" +
 			"    os.write(4, struct.pack('>I', len(data)) + data)\n    os._exit(0)\n"
 		res := run(t, r, code, nil)
-		requireFailed(t, res, UserTypePrefix+ErrTypeSandbox)
+		requireFailed(t, res, UserTypePrefix+runerror.Sandbox)
 	})
 	t.Run("forged garbage frame", func(t *testing.T) {
 		code := "import os\n\ndef main(args):\n    os.write(4, b'\\x00\\x00\\x00\\x02{}')\n    os._exit(0)\n"
@@ -35,8 +37,8 @@ func TestUserCodeCannotClaimReservedTypes(t *testing.T) {
 		requireFailed(t, res, "ResultError")
 	})
 	t.Run("the runtime's own verdicts stand", func(t *testing.T) {
-		requireFailed(t, run(t, r, "def main(args):\n    return 'x' * 5000\n", nil), ErrTypeOutputTooLarge)
-		requireFailed(t, run(t, r, "def main(args):\n    raise MemoryError('big')\n", nil), ErrTypeMemory)
+		requireFailed(t, run(t, r, "def main(args):\n    return 'x' * 5000\n", nil), runerror.OutputTooLarge)
+		requireFailed(t, run(t, r, "def main(args):\n    raise MemoryError('big')\n", nil), runerror.MemoryLimit)
 	})
 }
 
@@ -46,14 +48,14 @@ func TestResultFrameErrorType(t *testing.T) {
 		want string
 	}{
 		{resultFrame{Type: "ValueError"}, "ValueError"},
-		{resultFrame{Type: ErrTypeSandbox}, "user.SANDBOX_ERROR"},
-		{resultFrame{Type: ErrTypeSandbox, Runtime: true}, ErrTypeSandbox},
-		{resultFrame{Type: ErrTypeSandbox, Runtime: true, prepared: true}, "user.SANDBOX_ERROR"},
-		{resultFrame{Type: ErrTypeTimeout, Runtime: true}, "user.EXECUTION_TIMEOUT"},
+		{resultFrame{Type: runerror.Sandbox}, "user.SANDBOX_ERROR"},
+		{resultFrame{Type: runerror.Sandbox, Runtime: true}, runerror.Sandbox},
+		{resultFrame{Type: runerror.Sandbox, Runtime: true, prepared: true}, "user.SANDBOX_ERROR"},
+		{resultFrame{Type: runerror.Timeout, Runtime: true}, "user.EXECUTION_TIMEOUT"},
 		{resultFrame{Type: "CANCELLED", Runtime: true, prepared: true}, "user.CANCELLED"},
-		{resultFrame{Type: ErrTypeOutputTooLarge, Runtime: true, prepared: true}, ErrTypeOutputTooLarge},
-		{resultFrame{Type: ErrTypeMemory, Runtime: true, prepared: true}, ErrTypeMemory},
-		{resultFrame{Type: ErrTypeMemory, prepared: true}, "user.MEMORY_LIMIT_EXCEEDED"},
+		{resultFrame{Type: runerror.OutputTooLarge, Runtime: true, prepared: true}, runerror.OutputTooLarge},
+		{resultFrame{Type: runerror.MemoryLimit, Runtime: true, prepared: true}, runerror.MemoryLimit},
+		{resultFrame{Type: runerror.MemoryLimit, prepared: true}, "user.MEMORY_LIMIT_EXCEEDED"},
 		{resultFrame{Type: "bad\x00type"}, "Exception"},
 	} {
 		assert.Equal(t, tc.want, tc.f.errorType(), "%+v", tc.f)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // end says what ended a run first.
@@ -36,17 +38,17 @@ type outcome struct {
 // removal are left to teardown.
 func (sb *sandbox) run(ctx context.Context, closing <-chan struct{}, p *plan, cfg *Config) (*Result, error) {
 	if err := writeJobFiles(sb.jobDir, p); err != nil {
-		return failed(ErrTypeSandbox, "prepare the run: "+err.Error()), nil
+		return failed(runerror.Sandbox, "prepare the run: "+err.Error()), nil
 	}
 	if p.cpus != cfg.CPUs {
 		// The pre-started sandbox's cgroup has the gateway's share.
 		if err := sb.cg.setCPUs(p.cpus); err != nil {
-			return failed(ErrTypeSandbox, "limit the run's CPU share: "+err.Error()), nil
+			return failed(runerror.Sandbox, "limit the run's CPU share: "+err.Error()), nil
 		}
 	}
 	msg, err := json.Marshal(p.msg)
 	if err != nil {
-		return failed(ErrTypeSandbox, "encode the job: "+err.Error()), nil
+		return failed(runerror.Sandbox, "encode the job: "+err.Error()), nil
 	}
 	stopEgress := sb.serveEgress(p.job.Egress)
 	sb.logs.observe(p.job.Observer.logSink())
@@ -165,22 +167,22 @@ func (sb *sandbox) wait(ctx context.Context, closing <-chan struct{}, frames <-c
 func (sb *sandbox) classify(o outcome, p *plan, cfg *Config) *Result {
 	switch o.end {
 	case endLogs:
-		return failed(ErrTypeOutputTooLarge, fmt.Sprintf(
+		return failed(runerror.OutputTooLarge, fmt.Sprintf(
 			"the run wrote more than %d bytes to stdout/stderr and was killed", cfg.LogsHardCap))
 	case endTimeout:
-		return failed(ErrTypeTimeout, fmt.Sprintf("the run exceeded its timeout of %s and was killed", p.timeout))
+		return failed(runerror.Timeout, fmt.Sprintf("the run exceeded its timeout of %s and was killed", p.timeout))
 	}
 	if o.frame != nil {
 		return sb.fromFrame(o.frame, p, cfg)
 	}
 	if sb.cg.oomKills() > 0 {
-		return failed(ErrTypeMemory, fmt.Sprintf(
+		return failed(runerror.MemoryLimit, fmt.Sprintf(
 			"the run exceeded its memory limit of %d MiB and was killed", cfg.MemoryBytes>>20))
 	}
 	if ev := o.exit; ev != nil {
 		return fromExit(ev, p.msg.CPUSeconds)
 	}
-	return failed(ErrTypeSandbox, "the sandbox ended unexpectedly"+sb.rawStatus())
+	return failed(runerror.Sandbox, "the sandbox ended unexpectedly"+sb.rawStatus())
 }
 
 func (sb *sandbox) rawStatus() string {
@@ -195,7 +197,7 @@ func fromExit(ev *statusEvent, cpuSeconds int64) *Result {
 	sig := syscall.Signal(ev.Signal)
 	switch {
 	case sig == syscall.SIGXCPU || sig == syscall.SIGKILL && ev.CPUMilli >= cpuSeconds*1000:
-		return failed(ErrTypeTimeout, fmt.Sprintf("the run exceeded its CPU time limit of %ds and was killed", cpuSeconds))
+		return failed(runerror.Timeout, fmt.Sprintf("the run exceeded its CPU time limit of %ds and was killed", cpuSeconds))
 	case ev.Signal != 0:
 		return failed("SystemExit", fmt.Sprintf("the process was killed by signal %d (%s) before returning a result", ev.Signal, sig))
 	default:
@@ -209,7 +211,7 @@ func (sb *sandbox) fromFrame(f *resultFrame, p *plan, cfg *Config) *Result {
 			// The code may have written it: the run's fault, not the sandbox's.
 			return failed("ResultError", "the run's result could not be read (did the code write to the runtime's descriptors?): "+err.Error())
 		}
-		return failed(ErrTypeSandbox, "invalid result from the sandbox runtime: "+err.Error())
+		return failed(runerror.Sandbox, "invalid result from the sandbox runtime: "+err.Error())
 	}
 	if !f.OK {
 		return failed(f.errorType(), f.Message)
@@ -220,7 +222,7 @@ func (sb *sandbox) fromFrame(f *resultFrame, p *plan, cfg *Config) *Result {
 	case errors.As(err, &re):
 		return failed(re.Type, re.Message)
 	case err != nil:
-		return failed("BlobError", err.Error())
+		return failed(runerror.BlobError, err.Error())
 	}
 	return &Result{Status: StatusCompleted, Output: json.RawMessage(f.Output), OutputBlobs: blobs}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // refillDelay is how long a run may go on before the pool is refilled
@@ -292,7 +294,7 @@ func (r *Runner) Run(ctx context.Context, job Job) (*Result, error) {
 	}
 	p, err := newPlan(r.cfg, job)
 	if err != nil {
-		return failed(ErrTypeSandbox, err.Error()), nil
+		return failed(runerror.Sandbox, err.Error()), nil
 	}
 	queued := time.Now()
 	if err := r.acquire(ctx, job.Observer); err != nil {
@@ -320,7 +322,7 @@ func (r *Runner) runAcquired(ctx context.Context, p *plan) (*Result, error) {
 		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 			return nil, err // canceled while waiting for a sandbox
 		}
-		return failed(ErrTypeSandbox, err.Error()), nil
+		return failed(runerror.Sandbox, err.Error()), nil
 	}
 	// Starting a sandbox costs tens of CPU milliseconds: a short run should
 	// not compete with the refill of its own slot, a long one should not

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // holdCode, appended to a run's code, makes hold() report that the run
@@ -45,7 +47,7 @@ func startHolding(t *testing.T, r *Runner, code string) *holding {
 	go func() {
 		res, err := r.Run(context.Background(), Job{RunID: t.Name(), Code: holdCode + code, Timeout: 60 * time.Second})
 		if err != nil {
-			res = failed(ErrTypeSandbox, err.Error())
+			res = failed(runerror.Sandbox, err.Error())
 		}
 		h.done <- res
 	}()

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/internal/runerror"
 )
 
 // zygoteRunner is ownRunner with the template on whatever the environment
@@ -117,7 +119,7 @@ func TestZygoteKilledRunsLeaveTemplate(t *testing.T) {
 	r := zygoteRunner(t)
 	before := templatePid(t, r)
 	res := run(t, r, "import time\n\ndef main(args):\n    time.sleep(60)\n", nil, withTimeout(time.Second))
-	assert.Equal(t, ErrTypeTimeout, res.Error.Type)
+	assert.Equal(t, runerror.Timeout, res.Error.Type)
 	requireCompleted(t, run(t, r, trivialCode, nil))
 	assert.Equal(t, before, templatePid(t, r))
 	assert.Zero(t, r.TemplateRestarts())

@@ -55,17 +55,38 @@ func (r CloseReason) String() string {
 	return "unknown"
 }
 
+// Retry hints of the connection layer's conditions. A front door that
+// meets one of them (the HTTP listener's connection limit, its answer
+// budget, its shutdown) answers it with the same hint, so that a client
+// backs off alike whichever door it came through; docs/protocol.md's error
+// table lists them. Shared values: never modify one.
+var (
+	// RetryShutdown: SERVER_SHUTDOWN; reconnect, to another replica if
+	// there is one.
+	RetryShutdown = transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 3}
+	// RetryConnLimit: OVERLOADED at a listener's connection limit
+	// (--max-connections, --max-http-connections).
+	RetryConnLimit = transport.Retry{SuggestedDelayMS: 1000, MaxAttempts: 5}
+	// RetryInflight: OVERLOADED at a connection's --max-inflight; a call
+	// of the connection ends soon.
+	RetryInflight = transport.Retry{SuggestedDelayMS: 50, MaxAttempts: 10}
+	// RetryBudget: OVERLOADED while the gateway-wide answer budget
+	// (--max-total-queued-bytes), or an identity's share of it, is full;
+	// it drains as answers are written.
+	RetryBudget = transport.Retry{SuggestedDelayMS: 200, MaxAttempts: 10}
+)
+
 // Errors sent in _CloseReason notifications and error responses.
 var (
 	errKeepalive = transport.NewError(transport.CodeKeepalive, "Keepalive timeout.")
 	errShutdown  = transport.AppError(transport.StringServerShutdown, "The server is shutting down.").
-			WithRetry(1000, 3)
+			WithRetryHint(RetryShutdown)
 	errOverloadedConns = transport.AppError(transport.StringOverloaded, "The server is at its connection limit.").
-				WithRetry(1000, 5)
+				WithRetryHint(RetryConnLimit)
 	errOverloadedCalls = transport.AppError(transport.StringOverloaded, "Too many requests in flight on this connection.").
-				WithRetry(50, 10)
+				WithRetryHint(RetryInflight)
 	errOverloadedBudget = transport.AppError(transport.StringOverloaded, "The gateway holds as many unsent answers as it may; retry shortly.").
-				WithRetry(200, 10)
+				WithRetryHint(RetryBudget)
 	errInitTimeout = transport.AppError(transport.StringInitTimeout, "The connection did not initialize in time.")
 	errSlowReader  = transport.AppError(transport.StringSlowReader, "The peer is not reading its responses.")
 )
@@ -108,7 +129,7 @@ func shareFullError(s *Share) *transport.Error {
 		WithDetails("the connections of this identity hold "+strconv.FormatInt(s.Used(), 10)+
 			" bytes of answers not yet written; one identity may hold "+strconv.FormatInt(limit, 10)+
 			" bytes of the gateway's "+strconv.FormatInt(s.b.Limit(), 10)+" (--max-total-queued-bytes × --identity-queued-share)").
-		WithRetry(200, 10).
+		WithRetryHint(RetryBudget).
 		WithInt("identity_queued_bytes", s.Used()).
 		WithInt("max_identity_queued_bytes", limit)
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/skillgate/skillgate/egress"
+	"github.com/skillgate/skillgate/egress/hostpattern"
 	"github.com/skillgate/skillgate/internal/pyname"
 	"github.com/skillgate/skillgate/pyenv"
 )
@@ -453,7 +453,7 @@ func checkNetwork(c *collector, raw map[string]any) []string {
 			c.add(p, "a host:port pattern such as \"api.example.com:443\" or \"*.example.com:443\"", e, "wrong type")
 			continue
 		}
-		if _, err := egress.ParsePattern(s); err != nil || s == "*" {
+		if _, err := hostpattern.Parse(s); err != nil || s == "*" {
 			c.add(p, "a host:port pattern such as \"api.example.com:443\" or \"*.example.com:443\"", s, "invalid network pattern")
 			continue
 		}

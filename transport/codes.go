@@ -1,12 +1,18 @@
 package transport
 
-// This file is the gateway's one catalogue of protocol constants: every
-// numeric error code (Code*, an int32 on the wire) and every string code
-// (String*, data.string_code) that any front door sends. Numeric and
-// string codes have distinct names so that a numeric -32602 can never be
-// confused with the string "JSONRPC_INVALID_PARAMS". A package that needs a
-// new string code adds it here, next to its siblings, so that no two
-// packages spell one code twice.
+// This file is the catalogue of the transport's protocol constants: every
+// numeric error code (Code*, an int32 on the wire), the string codes
+// (String*, data.string_code) JSON-RPC's codes map to, and the string
+// codes of the connection layer (admission, lifecycle, backpressure) that
+// session and the front doors' own admission send. Numeric and string
+// codes have distinct names so that a numeric -32602 can never be confused
+// with the string "JSONRPC_INVALID_PARAMS".
+//
+// Application codes (SKILL_NOT_FOUND, RATE_LIMITED, ...) are not here:
+// they belong to the methods that answer them, in dispatch/codes.go; a
+// failed run's error types are in internal/runerror. A new connection-level
+// code is added here, next to its siblings, so that no two packages spell
+// one code twice.
 
 // Numeric codes: JSON-RPC's reserved codes, the transport's keepalive code,
 // and the single code of every application error.
@@ -32,7 +38,7 @@ const (
 )
 
 // String codes of the connection layer: admission, lifecycle and
-// backpressure. Both front doors send them.
+// backpressure. Every front door sends them.
 const (
 	StringOverloaded         = "OVERLOADED"
 	StringServerShutdown     = "SERVER_SHUTDOWN"
@@ -41,42 +47,6 @@ const (
 	StringAlreadyInitialized = "ALREADY_INITIALIZED"
 	StringResponseTooLarge   = "RESPONSE_TOO_LARGE"
 	StringUnexpectedResponse = "UNEXPECTED_RESPONSE"
-)
-
-// String codes of the Skills Protocol and the gateway's methods (design §4).
-const (
-	StringSkillNotFound       = "SKILL_NOT_FOUND"
-	StringBlobNotFound        = "BLOB_NOT_FOUND"
-	StringAuthRequired        = "AUTH_REQUIRED"
-	StringPermissionDenied    = "PERMISSION_DENIED"
-	StringVersionIncompatible = "VERSION_INCOMPATIBLE"
-	StringRateLimited         = "RATE_LIMITED"
-	StringCanceled            = "CANCELLED"
-	StringSandboxUnavailable  = "SANDBOX_UNAVAILABLE"
-	StringBlobTooLarge        = "BLOB_TOO_LARGE"
-	StringValidationError     = "VALIDATION_ERROR"
-	StringNotFound            = "NOT_FOUND"
-	StringMethodNotAllowed    = "METHOD_NOT_ALLOWED"
-	StringStorageFull         = "STORAGE_FULL"
-	StringRunNotFound         = "RUN_NOT_FOUND"
-	// StringUploadNotFound: an unknown, finished, expired or another
-	// identity's upload id (-32602, like BLOB_NOT_FOUND).
-	StringUploadNotFound = "UPLOAD_NOT_FOUND"
-	// StringEnvironmentBuilding: the skill (or the base environment every
-	// run gets) is waiting for its Python environment to be built; retry.
-	StringEnvironmentBuilding = "ENVIRONMENT_BUILDING"
-)
-
-// Execution-level error types (a failed run's error.type). The gateway
-// reserves them: a user exception never maps onto one.
-const (
-	StringExecutionTimeout    = "EXECUTION_TIMEOUT"
-	StringMemoryLimitExceeded = "MEMORY_LIMIT_EXCEEDED"
-	StringOutputTooLarge      = "OUTPUT_TOO_LARGE"
-	StringSandboxError        = "SANDBOX_ERROR"
-	// StringInterrupted: the gateway stopped while the run was in
-	// progress (a run stopped by cancel_run is StringCanceled).
-	StringInterrupted = "INTERRUPTED"
 )
 
 // StringCodeFor maps a numeric code to its string code as the transport

@@ -87,6 +87,14 @@ func (e *Error) WithRetry(delayMS int64, attempts int) *Error {
 	return &c
 }
 
+// WithRetryHint returns a copy of e carrying the hint r, for a condition
+// whose hint is defined once and sent by several layers.
+func (e *Error) WithRetryHint(r Retry) *Error {
+	c := *e
+	c.Retry = &r
+	return &c
+}
+
 // WithInt returns a copy of e whose data carries the integer member name,
 // for the values a peer may act on (a limit, what went past it).
 func (e *Error) WithInt(name string, v int64) *Error {

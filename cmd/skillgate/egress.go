@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/egress"
+	"github.com/skillgate/skillgate/egress/hostpattern"
 	"github.com/skillgate/skillgate/metrics"
 )
 
@@ -38,7 +39,7 @@ func (c *serveConfig) validateEgress() []error {
 		flag string
 		list []string
 	}{{"--egress-allow", c.EgressAllow}, {"--egress-deny", c.EgressDeny}, {"--run-code-network", c.RunCodeNetwork}} {
-		if _, err := egress.ParsePatterns(f.list); err != nil {
+		if _, err := hostpattern.ParseList(f.list); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f.flag, err))
 		}
 	}
@@ -72,10 +73,10 @@ func (c *serveConfig) egress(log zerolog.Logger, m *metrics.Metrics) (*dispatch.
 	}
 	e := &dispatch.Egress{Proxy: proxy}
 	var errs [4]error
-	e.Allow, errs[0] = egress.ParsePatterns(c.EgressAllow)
-	e.Deny, errs[1] = egress.ParsePatterns(c.EgressDeny)
+	e.Allow, errs[0] = hostpattern.ParseList(c.EgressAllow)
+	e.Deny, errs[1] = hostpattern.ParseList(c.EgressDeny)
 	e.Private, errs[2] = egress.ParsePrivates(c.EgressPrivate)
-	e.OpenRunCode, errs[3] = egress.ParsePatterns(c.RunCodeNetwork)
+	e.OpenRunCode, errs[3] = hostpattern.ParseList(c.RunCodeNetwork)
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/runerror"
 	"github.com/skillgate/skillgate/pyenv"
 	"github.com/skillgate/skillgate/skills"
 )
@@ -108,10 +109,10 @@ func printCheckReport(w io.Writer, rep skills.LoadReport) (int, error) {
 		case p.Status != skills.StatusLoaded:
 			invalid++
 			d.Violations = p.Violations
-			line.Error = &checkProblem{Code: "VALIDATION_ERROR", Message: "skill package is invalid and would be skipped", Details: d}
+			line.Error = &checkProblem{Code: runerror.Validation, Message: "skill package is invalid and would be skipped", Details: d}
 		case len(p.Warnings) > 0:
 			d.Violations = p.Warnings
-			line.Warning = &checkProblem{Code: "VALIDATION_ERROR", Message: "skill package loads with warnings", Details: d}
+			line.Warning = &checkProblem{Code: runerror.Validation, Message: "skill package loads with warnings", Details: d}
 		default:
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/skillgate/skillgate/egress"
+	"github.com/skillgate/skillgate/egress/hostpattern"
 )
 
 // Bounds of the file's values.
@@ -330,7 +330,7 @@ func (p *parser) network(v *yaml.Node, path string) []string {
 		if !ok {
 			continue
 		}
-		if _, err := egress.ParsePattern(s); err != nil {
+		if _, err := hostpattern.Parse(s); err != nil {
 			p.fail(n, ip, "%s is not a network pattern: write host:port, *.domain:port or \"*\"", quote(s))
 			continue
 		}

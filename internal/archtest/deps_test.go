@@ -1,8 +1,13 @@
 package archtest
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,12 +25,16 @@ const module = "github.com/skillgate/skillgate"
 // dispatch/auth and runs are leaves the others receive by injection; console
 // is static files the HTTP listener serves, knowing no other package; internal/pyname
 // holds the Python naming facts that skills, dispatch and sandbox all check,
-// so that none of them needs another for it. A package missing here fails
+// and internal/runerror the error types of a failed run that sandbox, runs
+// and dispatch all report, so that none of them needs another for it;
+// egress/hostpattern parses the destination patterns skills and
+// dispatch/auth validate, without the proxy. A package missing here fails
 // the test: a new package states its place in the graph when it is added.
 var allowed = map[string][]string{
 	"transport":             {},
 	"metrics":               {},
 	"internal/pyname":       {},
+	"internal/runerror":     {},
 	"internal/testpki":      {},
 	"internal/testchild":    {},
 	"internal/testlog":      {},
@@ -33,31 +42,32 @@ var allowed = map[string][]string{
 	"internal/archtest":     {},
 	"internal/mutrecheck":   {},
 	"internal/skipcheck":    {},
-	"dispatch/auth":         {"egress"},
-	"runs":                  {},
+	"dispatch/auth":         {"egress/hostpattern"},
+	"runs":                  {"internal/runerror"},
 	"runs/runstest":         {"runs"},
 	"runs/objstore":         {"runs", "blob"},
-	"sandbox":               {"internal/pyname"},
+	"sandbox":               {"internal/pyname", "internal/runerror"},
 	"pyenv":                 {"internal/pyname", "metrics"},
 	"pyenv/pyenvtest":       {},
-	"egress":                {"metrics"},
-	"skills":                {"internal/pyname", "egress", "pyenv"},
+	"egress":                {"metrics", "egress/hostpattern"},
+	"egress/hostpattern":    {},
+	"skills":                {"internal/pyname", "egress/hostpattern", "pyenv"},
 	"blob":                  {},
 	"blob/blobtest":         {"blob"},
 	"blob/s3blob":           {"blob"},
 	"session":               {"transport", "metrics"},
-	"dispatch":              {"transport", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs", "pyenv"},
+	"dispatch":              {"transport", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "internal/runerror", "egress", "egress/hostpattern", "runs", "pyenv"},
 	"framedfront":           {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
 	"httpfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
 	"console":               {},
 	"mcpfront":              {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth", "runs"},
 	"deploy":                {"internal/scaleouttest"},
-	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "framedfront", "httpfront", "mcpfront", "console", "egress", "runs", "runs/objstore", "pyenv"},
+	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "framedfront", "httpfront", "mcpfront", "console", "egress", "egress/hostpattern", "internal/runerror", "runs", "runs/objstore", "pyenv"},
 	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
 }
 
 // stdlibOnly packages import nothing outside the standard library.
-var stdlibOnly = []string{"transport", "internal/pyname", "internal/archtest", "internal/mutrecheck", "internal/skipcheck"}
+var stdlibOnly = []string{"transport", "egress/hostpattern", "internal/pyname", "internal/runerror", "internal/archtest", "internal/mutrecheck", "internal/skipcheck"}
 
 // onlyInCmd are modules only the binaries may use.
 var onlyInCmd = []string{"github.com/spf13/viper", "github.com/spf13/cobra"}
@@ -154,4 +164,100 @@ func TestDispatchImportsNoFront(t *testing.T) {
 			assert.NotContains(t, fronts, rel(dep), "%s must not depend on the front door package %s", pkg, rel(dep))
 		}
 	}
+}
+
+// egressProxy is the egress proxy package: the packages that only validate
+// destination patterns (a skill's manifest, a credential's grants) use
+// egress/hostpattern, so that they carry neither the proxy nor its
+// metrics.
+const egressProxy = module + "/egress"
+
+func TestPatternUsersSkipTheProxy(t *testing.T) {
+	for _, pkg := range []string{"skills", "dispatch/auth", "egress/hostpattern"} {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+		require.NoError(t, err)
+		assert.NotContains(t, strings.Fields(string(out)), egressProxy,
+			"%s must not depend on %s, even indirectly: parse patterns with egress/hostpattern", pkg, egressProxy)
+	}
+}
+
+// codeCatalogue is the file that defines the application string codes.
+const codeCatalogue = "dispatch/codes.go"
+
+// runErrorTypes is the package of a failed run's error types. Two of them
+// are spelled like an application code (CANCELLED, STORAGE_FULL) because a
+// run meets the same condition as a call; they are another vocabulary (a
+// run result's error.type), so the package is exempt.
+const runErrorTypes = "internal/runerror"
+
+// appCodes returns the string values of the constants of codeCatalogue.
+func appCodes(t *testing.T) map[string]string {
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", codeCatalogue), nil, 0)
+	require.NoError(t, err)
+	codes := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if vs, ok := n.(*ast.ValueSpec); ok {
+			for i, v := range vs.Values {
+				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					s, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					codes[s] = vs.Names[i].Name
+				}
+			}
+		}
+		return true
+	})
+	require.NotEmpty(t, codes, "%s defines no string constants", codeCatalogue)
+	return codes
+}
+
+// TestAppCodesOnlyInDispatch: no package below dispatch (one that does
+// not import it, the binaries aside) defines or spells an application
+// string code; such a package returns a Go error and dispatch's error
+// table maps it to its code, so that each code has one definition and one
+// sender.
+func TestAppCodesOnlyInDispatch(t *testing.T) {
+	codes := appCodes(t)
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{.Dir}} {{join .Deps " "}}`, module+"/...").Output()
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, dir := rel(fields[0]), fields[1]
+		if pkg == "dispatch" || pkg == runErrorTypes || strings.HasPrefix(pkg, "cmd/") ||
+			slices.Contains(fields[2:], module+"/dispatch") {
+			continue
+		}
+		for _, lit := range stringLiterals(t, dir) {
+			if name, ok := codes[lit.value]; ok {
+				t.Errorf("%s: %q is dispatch.%s: packages below dispatch return errors and leave the codes to dispatch", lit.pos, lit.value, name)
+			}
+		}
+	}
+}
+
+type literal struct{ pos, value string }
+
+// stringLiterals returns the string literals of the non-test Go files
+// of dir.
+func stringLiterals(t *testing.T, dir string) []literal {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	fset := token.NewFileSet()
+	var lits []literal
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil {
+					lits = append(lits, literal{fset.Position(lit.Pos()).String(), s})
+				}
+			}
+			return true
+		})
+	}
+	return lits
 }
