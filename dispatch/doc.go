@@ -1,6 +1,6 @@
-// Package dispatch maps JSON-RPC methods to their implementations. It
-// implements session.Handler for the framed transport and offers the same
-// method table to the other front doors (httpfront's POST /rpc, mcpfront)
-// through Front, with parameter decoding, error mapping, panic recovery,
-// logging and metrics around every call.
+// Package dispatch maps JSON-RPC methods to their implementations. Every
+// front door (framedfront, httpfront's POST /rpc, mcpfront) calls the same
+// method table through a Front of its own, describing its caller with a
+// Caller, and gets parameter decoding, error mapping, panic recovery,
+// logging and metrics around every call. It imports no front door.
 package dispatch

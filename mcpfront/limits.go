@@ -46,8 +46,9 @@ func (s *Server) limitRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// reachedKey marks a request's context; invoke sets the flag under it
-// when the request becomes a method call, which dispatch charges.
+// reachedKey marks a request's context; Server.call sets the flag under
+// it (markReached) when the request becomes a method call, which dispatch
+// charges.
 type reachedKey struct{}
 
 func markReached(ctx context.Context) {

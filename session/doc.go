@@ -4,5 +4,5 @@
 //
 // The same connection machinery serves the server side (Server) and the
 // client side (Dial); requests are handed to a Handler, which package
-// dispatch implements.
+// framedfront implements for the gateway.
 package session

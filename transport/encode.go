@@ -100,7 +100,8 @@ type Appender interface {
 
 // MarshalObject encodes v as a JSON object, the only kind of params and
 // result the transport allows: json.RawMessage and []byte pass through
-// unchanged, nil becomes {}, anything else goes through encoding/json.
+// unchanged, nil becomes {}, an Appender writes itself, anything else goes
+// through encoding/json.
 func MarshalObject(v any) ([]byte, error) {
 	var obj []byte
 	switch v := v.(type) {
