@@ -28,9 +28,9 @@
 // in the sandbox's pid namespace; its cgroup and directories are removed
 // before the worker is released. A sandbox never serves a second run.
 //
-// With Config.Zygote on (the default auto: when the template passes the
+// With Config.Template on (the default auto: when the template passes the
 // self-check), the same sandbox is forked instead: one long-lived Python
-// per Runner (the template, runtime/_zygote.py), in a user and a mount
+// per Runner (the template, runtime/_template.py), in a user and a mount
 // namespace of its own with the runtime imported, clones each pid 1
 // straight into fresh namespaces. pid 1 is moved into the run's cgroup by
 // the gateway and forks the job process, then only reaps and reports: each

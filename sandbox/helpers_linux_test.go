@@ -43,11 +43,11 @@ func testConfig() Config {
 	cfg.FileSizeBytes = 4 << 20
 	cfg.MemoryBytes = 128 << 20
 	cfg.LogsHardCap = 256 << 10
-	// The template unless SKILLGATE_SANDBOX_ZYGOTE says otherwise; never
+	// The template unless SKILLGATE_SANDBOX_TEMPLATE says otherwise; never
 	// auto, whose fallback would hide a template that fails.
-	cfg.Zygote = ZygoteOn
-	if m, err := ParseZygoteMode(os.Getenv("SKILLGATE_SANDBOX_ZYGOTE")); err == nil && m != ZygoteAuto {
-		cfg.Zygote = m
+	cfg.Template = TemplateOn
+	if m, err := ParseTemplateMode(os.Getenv("SKILLGATE_SANDBOX_TEMPLATE")); err == nil && m != TemplateAuto {
+		cfg.Template = m
 	}
 	return cfg
 }

@@ -195,7 +195,7 @@ def main(args):
 	// the template it is a child of the template's, which maps the
 	// sandbox uid to itself.
 	mapped := want
-	if r.Zygote() {
+	if r.UsesTemplate() {
 		mapped = sandboxUID
 	}
 	got, err := hostIDOf(out["uid_map"].(string), sandboxUID)

@@ -44,16 +44,16 @@ type Runner struct {
 	queued  atomic.Int64
 	running atomic.Int64
 
-	// The templates, when sandboxes are forked from them (zygoteOn): one
+	// The templates, when sandboxes are forked from them (templateOn): one
 	// per environment in use (templates_linux.go).
-	zygoteOn       bool
-	zmu            sync.Mutex
-	templates      map[string]*templateEntry // by Environment.Key, guarded by zmu
-	tick           uint64                    // guarded by zmu
-	warmEnv        Environment               // the warm pool's, guarded by zmu
-	zygoteRestarts atomic.Int64
-	zygoteSeccomp  string
-	zygoteLandlock landlockSpec
+	templateOn       bool
+	tmu              sync.Mutex
+	templates        map[string]*templateEntry // by Environment.Key, guarded by tmu
+	tick             uint64                    // guarded by tmu
+	warmEnv          Environment               // the warm pool's, guarded by tmu
+	templateRestarts atomic.Int64
+	templateSeccomp  string
+	templateLandlock landlockSpec
 
 	// poolSize is WarmPool cut to WarmMemoryBytes by the measured
 	// warmBytes of one warm sandbox.
@@ -114,7 +114,7 @@ func newHooked(cfg Config, hooks testHooks) (*Runner, error) {
 		return nil, err
 	}
 	r.ids = ids
-	if err := r.checkZygote(); err != nil {
+	if err := r.checkTemplate(); err != nil {
 		close(r.refillDone) // the refiller never started
 		_ = r.Close()
 		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
@@ -128,7 +128,7 @@ func newHooked(cfg Config, hooks testHooks) (*Runner, error) {
 // logReady states at start-up what enforces each limit and what does not.
 func (r *Runner) logReady() {
 	ev := r.log.Info().Int("workers", r.cfg.Workers).Int("warm_pool", r.cfg.WarmPool).
-		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python).Bool("zygote", r.zygoteOn).
+		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python).Bool("template", r.templateOn).
 		Int64("warm_sandbox_bytes", r.warmBytes.Load()).Int64("warm_pool_size", r.poolSize.Load())
 	for _, kv := range r.enforcement.Pairs() {
 		if kv[0] != "gap" {
@@ -406,11 +406,11 @@ func (r *Runner) Stats() Stats {
 func (r *Runner) WarmSandboxBytes() int64 { return r.warmBytes.Load() }
 
 // TemplateRestarts counts sandbox templates that exited and were replaced.
-func (r *Runner) TemplateRestarts() int { return int(r.zygoteRestarts.Load()) }
+func (r *Runner) TemplateRestarts() int { return int(r.templateRestarts.Load()) }
 
-// Zygote reports whether sandboxes are forked from a template.
-func (r *Runner) Zygote() bool {
-	return r.zygoteOn
+// UsesTemplate reports whether sandboxes are forked from a template.
+func (r *Runner) UsesTemplate() bool {
+	return r.templateOn
 }
 
 // Close kills every sandbox (runs in flight return ErrClosed), waits for

@@ -114,7 +114,7 @@ func (r *Runner) spawn(network bool, env Environment) (*sandbox, error) {
 		pidfd:   -1,
 	}
 	sb.timeline.mark(phaseBegin)
-	fromTemplate := r.zygoteOn && !network
+	fromTemplate := r.templateOn && !network
 	// Like warm sandboxes, what is made ahead and kept for the next start
 	// belongs to a Runner with a warm pool; one without keeps nothing.
 	keeps := fromTemplate && r.cfg.WarmPool > 0
@@ -136,7 +136,7 @@ func (r *Runner) spawn(network bool, env Environment) (*sandbox, error) {
 	sb.timeline.mark(phasePrepared)
 	start := sb.start
 	if fromTemplate {
-		start = sb.startFromZygote
+		start = sb.startFromTemplate
 	}
 	if err := start(r); err != nil {
 		sb.teardown()

@@ -48,7 +48,7 @@ func init() {
 func withEachStart(t *testing.T, fn func(t *testing.T, r *Runner)) {
 	t.Run("template", func(t *testing.T) { fn(t, sharedRunner(t)) })
 	t.Run("from scratch", func(t *testing.T) {
-		fn(t, ownRunner(t, func(c *Config) { c.Zygote = ZygoteOff }))
+		fn(t, ownRunner(t, func(c *Config) { c.Template = TemplateOff }))
 	})
 }
 

@@ -121,9 +121,9 @@ def counted():
 // are per user namespace and uid, charged up to the host user that made
 // the first namespace (root, in root mode).
 func TestRunsHaveTheirOwnUserCounts(t *testing.T) {
-	for _, z := range []ZygoteMode{ZygoteOn, ZygoteOff} {
-		t.Run(string(z), func(t *testing.T) {
-			r := ownRunner(t, func(c *Config) { c.Zygote = z })
+	for _, m := range []TemplateMode{TemplateOn, TemplateOff} {
+		t.Run(string(m), func(t *testing.T) {
+			r := ownRunner(t, func(c *Config) { c.Template = m })
 			first := startHolding(t, r, countedCode+`
 def main(args):
     out = counted()
@@ -152,8 +152,8 @@ def main(args):
 // uid of a user namespace. A run that forks up to its limit and holds its
 // processes must leave another run of the same template free to fork.
 func TestTemplateRunsHaveTheirOwnProcessLimit(t *testing.T) {
-	r := hookedRunner(t, testHooks{forceRlimits: true}, func(c *Config) { c.Zygote = ZygoteOn })
-	require.True(t, r.Zygote())
+	r := hookedRunner(t, testHooks{forceRlimits: true}, func(c *Config) { c.Template = TemplateOn })
+	require.True(t, r.UsesTemplate())
 	forks := `
 import os
 
