@@ -203,7 +203,7 @@ func leftovers(r *Runner) []string {
 		out = append(out, "process "+p)
 	}
 	if r.cgroups != nil {
-		for _, root := range r.cgroups.roots {
+		for _, root := range r.cgroups.Roots() {
 			children, _ := os.ReadDir(root)
 			for _, c := range children {
 				if c.IsDir() {

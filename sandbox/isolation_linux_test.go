@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
 )
 
 func TestIsolationProcessIdentity(t *testing.T) {
@@ -58,7 +60,7 @@ def main(args):
 	assert.Equal(t, "/workspace", out["cwd"])
 	// Only pid 1 (the reaper) and Python itself.
 	assert.Equal(t, []any{1.0, out["pid"]}, out["procs"])
-	assert.NotContains(t, out["cgroup"], cgroupPrefix, "the cgroup namespace hides the host path")
+	assert.NotContains(t, out["cgroup"], cgroup.Prefix, "the cgroup namespace hides the host path")
 }
 
 // TestIsolationNoInheritedDescriptors plants a descriptor without

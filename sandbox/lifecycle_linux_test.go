@@ -73,7 +73,7 @@ func TestGatewayDeathKillsSandboxes(t *testing.T) {
 	r := ownRunner(t, func(c *Config) { c.WorkDir = workDir }) // sweeps what dead Runners left
 	assert.NoDirExists(t, stale)
 	if r.cgroups != nil {
-		for _, root := range r.cgroups.roots {
+		for _, root := range r.cgroups.Roots() {
 			assert.NoDirExists(t, filepath.Join(filepath.Dir(root), name))
 		}
 	}

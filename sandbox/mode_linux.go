@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
 )
 
 // resolveMode turns ModeAuto into root or rootless and refuses a mode the
@@ -155,13 +157,13 @@ func (r *Runner) describeLimits(e *Enforcement) {
 	}
 	e.Cgroup = "none: " + why
 	if r.cgroups != nil {
-		if r.cgroups.layout.v2 {
+		if r.cgroups.V2() {
 			kind = enforcedCgroupV2
 		}
-		e.Cgroup = fmt.Sprintf("%s: a cgroup per run under %s, killed as a whole", kind, filepath.Dir(r.cgroups.roots[0]))
-		why = fmt.Sprintf("no %s controller in %s", strings.Join(r.cgroups.missing(), " or "), kind)
+		e.Cgroup = fmt.Sprintf("%s: a cgroup per run under %s, killed as a whole", kind, filepath.Dir(r.cgroups.Root()))
+		why = fmt.Sprintf("no %s controller in %s", strings.Join(r.cgroups.Missing(), " or "), kind)
 	}
-	if r.cgroups.has("memory") {
+	if r.cgroups.Has("memory") {
 		e.Memory = fmt.Sprintf("%s memory limit per run (%d MiB, tmpfs included)", kind, mem)
 	} else {
 		e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, addressSpaceFactor)
@@ -169,7 +171,7 @@ func (r *Runner) describeLimits(e *Enforcement) {
 			why+": memory is bounded per process (a failed allocation), not per run: at most processes × memory, "+
 				"and tmpfs is bounded by its sizes only")
 	}
-	if r.cgroups.has("pids") {
+	if r.cgroups.Has("pids") {
 		e.Processes = fmt.Sprintf("%s pids limit per run (%d processes and threads)", kind, pids)
 	} else {
 		e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC per run, counted in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
@@ -191,7 +193,7 @@ func (r *Runner) describeCPUShare(e *Enforcement, kind string) {
 	if r.cfg.CPUs > 0 {
 		share = fmt.Sprintf("at most %s CPUs (a skill's [runtime] cpus may lower it)", formatCPUs(r.cfg.CPUs))
 	}
-	if r.cgroups.has(cpuController) {
+	if r.cgroups.Has(cgroup.CPU) {
 		e.CPU += fmt.Sprintf("; %s %s per run: %s", kind, file, share)
 		return
 	}
@@ -221,15 +223,15 @@ func firstLine(s string) string {
 }
 
 // usesRlimits reports whether memory or processes are limited by rlimits.
-func (r *Runner) usesRlimits() bool { return !r.cgroups.has("memory") || !r.cgroups.has("pids") }
+func (r *Runner) usesRlimits() bool { return !r.cgroups.Has("memory") || !r.cgroups.Has("pids") }
 
 // rlimitsFor returns the per-process limits pid 1 applies to Python for
 // what no cgroup bounds.
 func (r *Runner) rlimitsFor() (memory int64, procs int) {
-	if !r.cgroups.has("memory") {
+	if !r.cgroups.Has("memory") {
 		memory = r.cfg.MemoryBytes
 	}
-	if !r.cgroups.has("pids") {
+	if !r.cgroups.Has("pids") {
 		procs = r.cfg.Pids
 	}
 	return memory, procs

@@ -40,7 +40,7 @@ func (sb *sandbox) run(ctx context.Context, closing <-chan struct{}, p *plan, cf
 	}
 	if p.cpus != cfg.CPUs {
 		// The pre-started sandbox's cgroup has the gateway's share.
-		if err := sb.cg.setCPUs(p.cpus); err != nil {
+		if err := sb.cg.SetCPUs(p.cpus); err != nil {
 			return failed(ErrTypeSandbox, "limit the run's CPU share: "+err.Error()), nil
 		}
 	}
@@ -173,7 +173,7 @@ func (sb *sandbox) classify(o outcome, p *plan, cfg *Config) *Result {
 	if o.frame != nil {
 		return sb.fromFrame(o.frame, p, cfg)
 	}
-	if sb.cg.oomKills() > 0 {
+	if sb.cg.OOMKills() > 0 {
 		return failed(ErrTypeMemory, fmt.Sprintf(
 			"the run exceeded its memory limit of %d MiB and was killed", cfg.MemoryBytes>>20))
 	}

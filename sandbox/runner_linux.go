@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
 )
 
 // refillDelay is how long a run may go on before the pool is refilled
@@ -30,11 +32,11 @@ type Runner struct {
 	mode    Mode // root or rootless
 	ids     *idMapper
 	log     zerolog.Logger
-	name    string      // skillgate-<pid>-<random>: work dir and parent cgroup
-	dir     string      // WorkDir/name
-	libDir  string      // the Python runtime, bound read-only into every sandbox
-	etcDir  string      // the runs' /etc (systemview.go), bound read-only into every sandbox
-	cgroups *cgroupTree // nil: rlimits stand in (rootless without a writable cgroup)
+	name    string       // skillgate-<pid>-<random>: work dir and parent cgroup
+	dir     string       // WorkDir/name
+	libDir  string       // the Python runtime, bound read-only into every sandbox
+	etcDir  string       // the runs' /etc (systemview.go), bound read-only into every sandbox
+	cgroups *cgroup.Tree // nil: rlimits stand in (rootless without a writable cgroup)
 	// cgroupErr says why no cgroup could be used (rootless only).
 	cgroupErr   error
 	enforcement Enforcement
@@ -171,7 +173,7 @@ func newRunner(cfg Config, mode Mode, hooks testHooks) (*Runner, error) {
 		hooks:      hooks,
 		mode:       mode,
 		log:        cfg.Logger,
-		name:       cgroupPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]),
+		name:       cgroup.Prefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]),
 		sem:        make(chan struct{}, cfg.Workers),
 		pool:       make(chan *sandbox, max(cfg.WarmPool, 1)),
 		starts:     newStartGate(),
@@ -203,20 +205,20 @@ func (r *Runner) openCgroups() error {
 		r.cgroupErr = errors.New("rlimits forced")
 		return nil
 	}
-	layouts, err := cgroupLayouts(&r.cfg, r.mode)
-	limits := cgroupLimits{memory: r.cfg.MemoryBytes, pids: r.cfg.Pids, cpus: r.cfg.CPUs}
+	layouts, err := cgroup.Layouts(r.cfg.CgroupDir, r.mode == ModeRootless)
+	limits := cgroup.Limits{Memory: r.cfg.MemoryBytes, Pids: r.cfg.Pids, CPUs: r.cfg.CPUs}
 	for _, layout := range layouts {
-		tree, terr := newCgroupTree(layout, r.name, limits)
-		if terr == nil && r.mode == ModeRoot && len(tree.missing()) > 0 {
+		tree, terr := cgroup.NewTree(layout, r.name, limits)
+		if terr == nil && r.mode == ModeRoot && len(tree.Missing()) > 0 {
 			terr = fmt.Errorf("no %s cgroup controller in cgroup v2 %s (delegate it, e.g. systemd Delegate=yes)",
-				strings.Join(tree.missing(), " and "), layout.dir)
+				strings.Join(tree.Missing(), " and "), layout.Dir())
 		}
 		if terr == nil {
 			r.cgroups = tree
-			tree.sweepStale()
+			tree.SweepStale()
 			return nil
 		}
-		_ = tree.close()
+		_ = tree.Close()
 		err = errors.Join(err, terr)
 	}
 	if r.mode == ModeRoot || r.cfg.CgroupDir != "" {
@@ -231,7 +233,7 @@ func (r *Runner) openCgroups() error {
 // dropCgroups makes the Runner limit runs with rlimits from now on.
 func (r *Runner) dropCgroups(why error) {
 	if r.cgroups != nil {
-		_ = r.cgroups.close()
+		_ = r.cgroups.Close()
 	}
 	r.cgroups, r.cgroupErr = nil, why
 }
@@ -251,7 +253,7 @@ func (r *Runner) makeWorkDir() error {
 	}
 	entries, _ := os.ReadDir(r.cfg.WorkDir)
 	for _, e := range entries {
-		if staleName(e.Name()) {
+		if cgroup.StaleName(e.Name()) {
 			_ = os.RemoveAll(filepath.Join(r.cfg.WorkDir, e.Name()))
 		}
 	}
@@ -434,7 +436,14 @@ func (r *Runner) Close() error {
 		if len(r.ahead) > 0 {
 			discarded = (<-r.ahead).discard()
 		}
-		r.closeErr = errors.Join(discarded, r.cgroups.close(), os.RemoveAll(r.dir))
+		r.closeErr = errors.Join(discarded, r.cgroups.Close(), os.RemoveAll(r.dir))
 	})
 	return r.closeErr
+}
+
+// hostCgroupMoveHint is MoveHint for this host.
+func (r *Runner) hostCgroupMoveHint() string {
+	mountinfo, _ := os.ReadFile("/proc/self/mountinfo")
+	cmdline, _ := os.ReadFile("/proc/cmdline")
+	return cgroup.MoveHint(r.cgroups != nil, string(mountinfo), string(cmdline))
 }

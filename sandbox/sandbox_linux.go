@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
 )
 
 // spawnTimeout bounds a sandbox start (Python included) on a loaded host.
@@ -31,7 +33,7 @@ type sandbox struct {
 	// spare takes a template sandbox's directory back, emptied, for the
 	// next one (see removeDir); nil from scratch.
 	spare    chan<- string
-	cg       *runCgroup
+	cg       *cgroup.Run
 	cmd      *exec.Cmd
 	pid      int
 	pidfd    int // from a template: pid 1's pidfd, else -1
@@ -151,7 +153,7 @@ type prepared struct {
 	id      string
 	dir     string
 	rootDir string // from scratch: the mount point of its root
-	cg      *runCgroup
+	cg      *cgroup.Run
 }
 
 // prepare makes a sandbox's host directory and cgroup. The directory holds
@@ -170,7 +172,7 @@ func (r *Runner) prepare(fromTemplate bool) (prepared, error) {
 	if fromTemplate {
 		select {
 		case p.dir = <-r.spareDirs:
-			if p.cg, err = r.cgroups.create(p.id); err != nil {
+			if p.cg, err = r.cgroups.Create(p.id); err != nil {
 				_ = os.RemoveAll(p.dir)
 			}
 			return p, err
@@ -191,7 +193,7 @@ func (r *Runner) prepare(fromTemplate bool) (prepared, error) {
 		_ = os.RemoveAll(p.dir)
 		return p, fmt.Errorf("sandbox dir: %w", err)
 	}
-	if p.cg, err = r.cgroups.create(p.id); err != nil {
+	if p.cg, err = r.cgroups.Create(p.id); err != nil {
 		_ = os.RemoveAll(p.dir)
 		return p, err
 	}
@@ -200,7 +202,7 @@ func (r *Runner) prepare(fromTemplate bool) (prepared, error) {
 
 // discard removes what prepare made for a sandbox that never started.
 func (p prepared) discard() error {
-	return errors.Join(p.cg.destroy(), os.RemoveAll(p.dir))
+	return errors.Join(p.cg.Destroy(), os.RemoveAll(p.dir))
 }
 
 // prepareFromAhead returns the directory and cgroup made ahead for a
@@ -296,7 +298,7 @@ func (sb *sandbox) start(r *Runner) error {
 	if err := r.ids.writeMaps(sb.pid); err != nil {
 		return err
 	}
-	if err := sb.cg.attach(sb.pid); err != nil {
+	if err := sb.cg.Attach(sb.pid); err != nil {
 		return err
 	}
 	if err := writeFrame(sb.ctl, r.initConfig(sb)); err != nil {
@@ -562,7 +564,7 @@ func (sb *sandbox) doTeardown() error {
 	if sb.egressL != nil {
 		_ = sb.egressL.Close()
 	}
-	return errors.Join(sb.cg.destroy(), sb.removeDir())
+	return errors.Join(sb.cg.Destroy(), sb.removeDir())
 }
 
 // removeDir removes the sandbox's host directory, or empties it and hands

@@ -317,7 +317,7 @@ func (sb *sandbox) enterPid1(tpl *template) error {
 	}
 	// No phaseForked: pid 1's own phaseEntered stamp is when the template
 	// cloned it.
-	if err := sb.cg.attach(ev.Pid); err != nil {
+	if err := sb.cg.Attach(ev.Pid); err != nil {
 		return fail(err)
 	}
 	if _, err := sb.ctl.Write([]byte{cgroupJoined}); err != nil {
