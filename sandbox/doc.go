@@ -17,7 +17,8 @@
 //
 // A sandbox is started before it is needed (the warm pool): the gateway
 // re-executes itself in new user, mount, pid, network, IPC and UTS
-// namespaces, moves it into a fresh cgroup (memory, pids), and that pid 1
+// namespaces, moves it into a fresh cgroup (memory, pids, and cpu where
+// the hierarchy has it), and that pid 1
 // then enters a new cgroup namespace, builds a private root and starts
 // Python as the unprivileged sandbox user. Python imports the runtime and
 // blocks on a pipe. A run writes the job (code, args, the list of skills

@@ -45,7 +45,8 @@ func runInit() {
 	runtime.LockOSThread()
 	p := &initProc{status: os.NewFile(fdStatus, "status"), stamps: []int64{monotonicNow()}}
 	// Python gets exactly the descriptors ForkExec hands it: not the
-	// originals of fds 3..8, nor anything the gateway inherited without
+	// originals of fds 3 and up (the pipes, the egress listener's socket),
+	// nor anything the gateway inherited without
 	// close-on-exec from whoever started it.
 	if err := closeOnExecFrom(fdCtl); err != nil {
 		p.fail(err)

@@ -21,7 +21,7 @@ const (
 	fdStatus = 4 // init -> host: JSON lines (statusEvent)
 	fdStdout = 5 // stdout of Python
 	fdJob    = 6 // host -> Python: the job (jobMessage), then EOF
-	fdResult = 7 // Python -> host: "R" when ready, then one resultFrame
+	fdResult = 7 // Python -> host: readyByte, preparedByte, then one resultFrame
 	fdStderr = 8 // stderr of Python
 	fdEgress = 9 // init -> host (runs with network): the proxy listener's fd
 )

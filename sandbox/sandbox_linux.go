@@ -273,7 +273,7 @@ func (sb *sandbox) start(r *Runner) error {
 		sb.envFDs, envFiles, err = passEnvironment(sb.env, &sb.cmd.ExtraFiles)
 	}
 	if err == nil {
-		err = sb.startLocked()
+		err = sb.startOnLockedThread()
 		sb.timeline.mark(phaseForked)
 	}
 	closeFiles(envFiles)
@@ -412,11 +412,11 @@ func (r *Runner) initConfig(sb *sandbox) initConfig {
 	return c
 }
 
-// startLocked starts pid 1 from a goroutine that keeps its OS thread for
+// startOnLockedThread starts pid 1 from a goroutine that keeps its OS thread for
 // the sandbox's lifetime: Pdeathsig fires when the spawning thread exits.
 // The goroutine then notices pid 1's exit without reaping it, so the pid
 // cannot be reused while the host still uses /proc/<pid>.
-func (sb *sandbox) startLocked() error {
+func (sb *sandbox) startOnLockedThread() error {
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine

@@ -25,7 +25,7 @@ import (
 // code.
 type template struct {
 	cmd  *exec.Cmd
-	conn *net.UnixConn // SOCK_SEQPACKET: one message per sandbox, with its five pipe ends
+	conn *net.UnixConn // SOCK_SEQPACKET: one message per sandbox, with its six pipe ends
 	dead chan struct{} // closed once the template exited and was reaped
 	mu   sync.Mutex    // serializes sends
 	// setgroupsDenied: the template's user namespace forbids setgroups
@@ -89,18 +89,7 @@ func (r *Runner) startTemplate(env Environment) (*template, error) {
 	tpl.cmd.ExtraFiles = extra
 	tpl.cmd.Stderr = stderrW
 	tpl.cmd.SysProcAttr = r.templateAttr()
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: Pdeathsig follows this thread
-		if err := tpl.cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = tpl.cmd.Wait()
-		close(tpl.dead)
-	}()
-	err = <-started
+	err = tpl.startOnLockedThread()
 	_, _ = stderrW.Close(), child.Close()
 	closeFiles(envFiles)
 	if err != nil {
@@ -121,6 +110,24 @@ func (r *Runner) startTemplate(env Environment) (*template, error) {
 		return nil, fmt.Errorf("start the sandbox template: %w", err)
 	}
 	return tpl, nil
+}
+
+// startOnLockedThread starts the template from a goroutine that keeps its
+// OS thread until the template exits: Pdeathsig follows that thread, not
+// the process. The goroutine reaps the template and closes dead.
+func (tpl *template) startOnLockedThread() error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := tpl.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = tpl.cmd.Wait()
+		close(tpl.dead)
+	}()
+	return <-started
 }
 
 // awaitReady waits for the template's ready message: "R", or "E" and
