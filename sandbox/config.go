@@ -126,7 +126,6 @@ type Config struct {
 
 // Fixed ids inside the sandbox.
 const (
-	sandboxUID      = 1000
 	uidMapSize      = 65536
 	defaultUIDBase  = 1_000_000_000
 	defaultPython   = "/usr/bin/python3"

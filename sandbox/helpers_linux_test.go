@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // requireSandbox skips (or, with SKILLGATE_REQUIRE_SANDBOX=1, fails) when
@@ -247,7 +249,7 @@ func runnerProcesses(name string) []string {
 		}
 		parent[pid] = statusField(string(status), "PPid:")
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(string(cmdline), initVerb+"\x00"+name) {
+		if strings.Contains(string(cmdline), wire.InitVerb+"\x00"+name) {
 			roots = append(roots, pid)
 		}
 	}

@@ -1,6 +1,10 @@
 package sandbox
 
-import "os"
+import (
+	"os"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
+)
 
 // MaybeInit must be called first thing in main() of every binary that uses
 // this package (and in TestMain of its tests). A sandbox started from
@@ -10,7 +14,7 @@ import "os"
 // from the template gets its pid 1 from the template, a Python process:
 // this binary is not involved.)
 func MaybeInit() {
-	if len(os.Args) >= 2 && os.Args[1] == initVerb {
+	if len(os.Args) >= 2 && os.Args[1] == wire.InitVerb {
 		runInit()
 		os.Exit(1) // runInit does not return
 	}

@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // resolveMode turns ModeAuto into root or rootless and refuses a mode the
@@ -36,7 +38,7 @@ func resolveMode(m Mode, euid int) (Mode, error) {
 // initCaps are what a rootless pid 1 keeps across its execve (as ambient
 // capabilities of its user namespace): enough to build the root, set the
 // hostname, bring up loopback for a run with network, lower the limits of
-// its user namespace (runUserLimits) and drop the bounding set. Python gets
+// its user namespace (pid1.RunUserLimits) and drop the bounding set. Python gets
 // none of them.
 var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_SYS_RESOURCE}
 
@@ -44,8 +46,8 @@ var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMI
 // (1000, as in root mode) is the gateway's own uid: an unprivileged process
 // may map exactly that one id, and must deny setgroups to map its gid.
 func rootlessAttr() *syscall.SysProcAttr {
-	uidMap := []syscall.SysProcIDMap{{ContainerID: sandboxUID, HostID: os.Getuid(), Size: 1}}
-	gidMap := []syscall.SysProcIDMap{{ContainerID: sandboxUID, HostID: os.Getgid(), Size: 1}}
+	uidMap := []syscall.SysProcIDMap{{ContainerID: wire.SandboxUID, HostID: os.Getuid(), Size: 1}}
+	gidMap := []syscall.SysProcIDMap{{ContainerID: wire.SandboxUID, HostID: os.Getgid(), Size: 1}}
 	return &syscall.SysProcAttr{
 		Cloneflags:  cloneFlags,
 		UidMappings: uidMap,
@@ -71,7 +73,7 @@ func preflightRootless(cfg *Config) error {
 	if err := checkSeccompSupport(); err != nil {
 		return err
 	}
-	if hostArch.audit == 0 {
+	if !pid1.SeccompForThisArch() {
 		return errors.New("no seccomp filter for this architecture")
 	}
 	return checkPython(cfg.Python)
@@ -145,7 +147,7 @@ func (r *Runner) describe() Enforcement {
 		}
 	}
 	r.describeLimits(&e)
-	e.UserCounts = describeUserCounts()
+	e.UserCounts = pid1.DescribeUserCounts()
 	return e
 }
 
@@ -166,7 +168,7 @@ func (r *Runner) describeLimits(e *Enforcement) {
 	if r.cgroups.Has("memory") {
 		e.Memory = fmt.Sprintf("%s memory limit per run (%d MiB, tmpfs included)", kind, mem)
 	} else {
-		e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, addressSpaceFactor)
+		e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, pid1.AddressSpaceFactor)
 		e.Gaps = append(e.Gaps,
 			why+": memory is bounded per process (a failed allocation), not per run: at most processes × memory, "+
 				"and tmpfs is bounded by its sizes only")

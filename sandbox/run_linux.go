@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // end says what ended a run first.
@@ -25,7 +27,7 @@ const (
 type outcome struct {
 	end      end
 	frame    *resultFrame
-	exit     *statusEvent // Python's exit, when pid 1 saw it
+	exit     *wire.Status // Python's exit, when pid 1 saw it
 	read     bool         // the result reader has answered (frame may be nil)
 	duration time.Duration
 }
@@ -110,7 +112,7 @@ func (sb *sandbox) settle(o *outcome) {
 	<-sb.exited
 	<-sb.logDone
 	for ev := range sb.status.events {
-		if ev.Ev == evExit {
+		if ev.Ev == wire.EvExit {
 			o.exit = &ev
 		}
 	}
@@ -136,7 +138,7 @@ func (sb *sandbox) wait(ctx context.Context, closing <-chan struct{}, frames <-c
 				o.end = endDied
 				return o
 			}
-			if ev.Ev == evExit {
+			if ev.Ev == wire.EvExit {
 				o.end, o.exit = endDied, &ev
 				return o
 			}
@@ -191,7 +193,7 @@ func (sb *sandbox) rawStatus() string {
 }
 
 // fromExit explains a Python process that ended without a result.
-func fromExit(ev *statusEvent, cpuSeconds int64) *Result {
+func fromExit(ev *wire.Status, cpuSeconds int64) *Result {
 	sig := syscall.Signal(ev.Signal)
 	switch {
 	case sig == syscall.SIGXCPU || sig == syscall.SIGKILL && ev.CPUMilli >= cpuSeconds*1000:
@@ -223,14 +225,6 @@ func (sb *sandbox) fromFrame(f *resultFrame, p *plan, cfg *Config) *Result {
 		return failed("BlobError", err.Error())
 	}
 	return &Result{Status: StatusCompleted, Output: json.RawMessage(f.Output), OutputBlobs: blobs}
-}
-
-// errorType keeps a reported exception class name printable and short.
-func errorType(t string) string {
-	if t == "" || len(t) > 128 || !printableASCII(t) {
-		return "Exception"
-	}
-	return t
 }
 
 // serveEgress serves the run's egress until the returned stop is called;

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
 )
 
 // refillDelay is how long a run may go on before the pool is refilled
@@ -55,7 +56,7 @@ type Runner struct {
 	warmEnv          Environment               // the warm pool's, guarded by tmu
 	templateRestarts atomic.Int64
 	templateSeccomp  string
-	templateLandlock landlockSpec
+	templateLandlock pid1.LandlockSpec
 
 	// poolSize is WarmPool cut to WarmMemoryBytes by the measured
 	// warmBytes of one warm sandbox.

@@ -17,13 +17,15 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // spawnTimeout bounds a sandbox start (Python included) on a loaded host.
 const spawnTimeout = 30 * time.Second
 
 // sandbox is one single-use sandbox: pid 1 (this binary re-executed with
-// initVerb) in fresh namespaces and its own cgroup, Python waiting for a
+// wire.InitVerb) in fresh namespaces and its own cgroup, Python waiting for a
 // job. Created by spawn, used by at most one run, ended by teardown.
 type sandbox struct {
 	id      string
@@ -62,7 +64,7 @@ type sandbox struct {
 }
 
 // pipes are the parent's and the child's ends, in child fd order 3..8
-// (fdCtl..fdStderr).
+// (wire.FDCtl..wire.FDStderr).
 type pipes struct{ parent, child [6]*os.File }
 
 func newPipes() (*pipes, error) {
@@ -109,7 +111,7 @@ func (r *Runner) spawn(network bool, env Environment) (*sandbox, error) {
 		env:     env,
 		logs:    newLogBuffer(MaxLogsPreview, r.cfg.LogsHardCap),
 		logDone: make(chan struct{}),
-		status:  &statusLog{events: make(chan statusEvent, 8)},
+		status:  &statusLog{events: make(chan wire.Status, 8)},
 		exited:  make(chan struct{}),
 		release: make(chan struct{}),
 		reaped:  make(chan struct{}),
@@ -301,7 +303,7 @@ func (sb *sandbox) start(r *Runner) error {
 	if err := sb.cg.Attach(sb.pid); err != nil {
 		return err
 	}
-	if err := writeFrame(sb.ctl, r.initConfig(sb)); err != nil {
+	if err := wire.WriteFrame(sb.ctl, r.pid1Config(sb)); err != nil {
 		return fmt.Errorf("configure sandbox: %w", err)
 	}
 	if err := sb.awaitReady(); err != nil {
@@ -314,7 +316,7 @@ func (sb *sandbox) start(r *Runner) error {
 		}
 		sb.egressL = l
 	}
-	ws, err := os.OpenRoot(fmt.Sprintf("/proc/%d/root%s", sb.pid, workspacePath))
+	ws, err := os.OpenRoot(fmt.Sprintf("/proc/%d/root%s", sb.pid, wire.WorkspacePath))
 	if err != nil {
 		return fmt.Errorf("open sandbox workspace: %w", err)
 	}
@@ -384,7 +386,7 @@ func (sb *sandbox) copyStream(mu *sync.Mutex, s Stream, f *os.File) {
 func (r *Runner) initCommand(child [6]*os.File) *exec.Cmd {
 	// The Runner's name marks its pid 1s (in ps, and for the tests'
 	// leftover checks); pid 1 ignores it.
-	cmd := exec.Command("/proc/self/exe", initVerb, r.name)
+	cmd := exec.Command("/proc/self/exe", wire.InitVerb, r.name)
 	cmd.Env = []string{"GOMAXPROCS=1"}
 	cmd.ExtraFiles = child[:]
 	cmd.Stderr = child[1] // a crash report of pid 1 reaches the status reader
@@ -392,8 +394,8 @@ func (r *Runner) initCommand(child [6]*os.File) *exec.Cmd {
 	return cmd
 }
 
-func (r *Runner) initConfig(sb *sandbox) initConfig {
-	c := initConfig{
+func (r *Runner) pid1Config(sb *sandbox) wire.InitConfig {
+	c := wire.InitConfig{
 		RootDir:        sb.rootDir,
 		JobDir:         sb.jobDir,
 		LibDir:         r.libDir,
@@ -458,7 +460,7 @@ func (sb *sandbox) awaitReady() error {
 	sb.timeline.mark(phaseReady)
 	select {
 	case ev := <-sb.status.events:
-		if ev.Ev == evSpawned {
+		if ev.Ev == wire.EvSpawned {
 			sb.landlock = ev.Landlock
 			for i, t := range ev.Stamps {
 				if phaseEntered+i < phaseReady {
@@ -479,7 +481,7 @@ func (sb *sandbox) setupError(cause error) error {
 	<-sb.exited
 	var msgs []string
 	for ev := range sb.status.events {
-		if ev.Ev == evError {
+		if ev.Ev == wire.EvError {
 			msgs = append(msgs, ev.Msg)
 		}
 	}
@@ -596,3 +598,6 @@ func emptyDir(dir string) error {
 	}
 	return nil
 }
+
+// runInit is pid 1 of a sandbox started from scratch (see MaybeInit).
+func runInit() { pid1.Main() }

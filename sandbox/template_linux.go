@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // A template is the Runner's factory of sandboxes: Python with the runtime
@@ -72,7 +75,7 @@ func (r *Runner) startTemplate(env Environment) (*template, error) {
 	defer closeFiles(envFiles)
 	args, err := json.Marshal(map[string]any{"lib_dir": r.libDir, "etc_dir": r.etcDir, "sys": templateSyscalls,
 		"seccomp": r.templateSeccomp, "landlock": r.templateLandlock,
-		"user_limits": runUserLimits, "counted_rlimits": countedRlimits,
+		"user_limits": pid1.RunUserLimits, "counted_rlimits": pid1.CountedRlimits,
 		"env_fds": envFDs, "env_dirs": env.Paths, "env_paths": env.inRunPaths(), "preload": env.Preload})
 	if err != nil {
 		_ = fc.Close()
@@ -83,9 +86,9 @@ func (r *Runner) startTemplate(env Environment) (*template, error) {
 	}
 	tpl := &template{conn: fc.(*net.UnixConn), dead: make(chan struct{})}
 	// The Runner's name marks the template (in ps, and for the tests'
-	// leftover checks) under a verb of its own: its pid 1s take initVerb.
+	// leftover checks) under a verb of its own: its pid 1s take wire.InitVerb.
 	tpl.cmd = exec.Command(r.cfg.Python, "-I", "-B", filepath.Join(r.libDir, templateScript), templateVerb, r.name, string(args))
-	tpl.cmd.Env = sandboxEnv
+	tpl.cmd.Env = wire.SandboxEnv
 	tpl.cmd.ExtraFiles = extra
 	tpl.cmd.Stderr = stderrW
 	tpl.cmd.SysProcAttr = r.templateAttr()
@@ -287,7 +290,7 @@ func (sb *sandbox) startFromTemplate(r *Runner) error {
 	if err := sb.awaitReady(); err != nil {
 		return err
 	}
-	ws, err := os.OpenRoot(fmt.Sprintf("/proc/%d/root%s", sb.pid, workspacePath))
+	ws, err := os.OpenRoot(fmt.Sprintf("/proc/%d/root%s", sb.pid, wire.WorkspacePath))
 	if err != nil {
 		return fmt.Errorf("open sandbox workspace: %w", err)
 	}
@@ -338,20 +341,20 @@ func (sb *sandbox) enterPid1(tpl *template) error {
 const cgroupJoined = 'A'
 
 // awaitEvent waits for a status event ev carrying pids.
-func (sb *sandbox) awaitEvent(ev string, deadline time.Time) (statusEvent, error) {
+func (sb *sandbox) awaitEvent(ev string, deadline time.Time) (wire.Status, error) {
 	select {
 	case e, ok := <-sb.status.events:
 		switch {
 		case !ok:
 			return e, errors.New("the sandbox template ended the sandbox")
-		case e.Ev == evError:
+		case e.Ev == wire.EvError:
 			return e, errors.New(e.Msg)
 		case e.Ev != ev || e.Pid <= 0:
 			return e, fmt.Errorf("unexpected %s event", e.Ev)
 		}
 		return e, nil
 	case <-time.After(time.Until(deadline)):
-		return statusEvent{}, os.ErrDeadlineExceeded
+		return wire.Status{}, os.ErrDeadlineExceeded
 	}
 }
 
@@ -383,13 +386,13 @@ func (sb *sandbox) watchPidfd(tpl *template) {
 	close(sb.reaped)
 }
 
-// templateConfig is what a template's sandbox gets per start: initConfig.
+// templateConfig is what a template's sandbox gets per start: wire.InitConfig.
 // What is the same for every sandbox (the syscall numbers the template
 // calls through ctypes, the seccomp program and Landlock access sets the
 // gateway computed, the Runner's name for pid 1's command line) the
 // template gets once, at start.
 type templateConfig struct {
-	initConfig
+	wire.InitConfig
 	// SetgroupsDenied: rootless, the supplementary groups stay as they are.
 	SetgroupsDenied bool `json:"setgroups_denied"`
 }
@@ -400,7 +403,7 @@ var templateSyscalls = map[string]uint64{"clone": unix.SYS_CLONE, "pivot_root": 
 	"mount_setattr": unix.SYS_MOUNT_SETATTR, "rt_sigaction": unix.SYS_RT_SIGACTION, "move_mount": unix.SYS_MOVE_MOUNT}
 
 func (r *Runner) templateConfig(sb *sandbox) templateConfig {
-	zc := templateConfig{initConfig: r.initConfig(sb)}
+	zc := templateConfig{InitConfig: r.pid1Config(sb)}
 	if r.hooks.breakJobDir {
 		zc.JobDir = filepath.Join(sb.dir, "missing")
 	}
@@ -416,8 +419,8 @@ func (r *Runner) checkTemplate() error {
 		return r.checkWithFallbacks()
 	}
 	r.templateOn = true
-	r.templateSeccomp = seccompHex()
-	r.templateLandlock = newLandlockSpec()
+	r.templateSeccomp = pid1.TemplateSeccomp()
+	r.templateLandlock = pid1.TemplateLandlock()
 	err := r.checkWithFallbacks()
 	if err == nil {
 		return nil

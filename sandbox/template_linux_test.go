@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // templateRunner is ownRunner with the template on whatever the environment
@@ -87,8 +89,8 @@ def main(args):
 		assert.Equal(t, []any{"mark"}, first["tmp"])
 		assert.Equal(t, []any{"mark"}, second["tmp"], "every run gets a fresh /tmp")
 		assert.Empty(t, first["shared_writable"])
-		assert.Equal(t, []any{bootScript}, first["argv"])
-		assert.Equal(t, bootScript, first["main"])
+		assert.Equal(t, []any{wire.BootScript}, first["argv"])
+		assert.Equal(t, wire.BootScript, first["main"])
 	})
 }
 

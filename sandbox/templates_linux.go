@@ -152,12 +152,6 @@ func (r *Runner) stopTemplates() {
 	stopAll(stop)
 }
 
-// TemplateStats describe the Runner's templates.
-type TemplateStats struct {
-	Count int   // templates running, the warm pool's included
-	Bytes int64 // their memory (proportional set sizes)
-}
-
 // Templates reports the templates running now.
 func (r *Runner) Templates() TemplateStats {
 	r.tmu.Lock()

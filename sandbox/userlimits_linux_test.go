@@ -13,6 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // holdCode, appended to a run's code, makes hold() report that the run
@@ -55,7 +58,7 @@ func startHolding(t *testing.T, r *Runner, code string) *holding {
 			dir := filepath.Join("/proc", strconv.Itoa(pid))
 			status, _ := os.ReadFile(filepath.Join(dir, "status"))
 			parent, _ := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(statusLine(string(status), "PPid:")), "cmdline"))
-			if !strings.Contains(string(parent), initVerb) {
+			if !strings.Contains(string(parent), wire.InitVerb) {
 				continue // not the run's Python, the child of its pid 1
 			}
 			if _, err := os.Stat(filepath.Join(dir, "root", "workspace", "ready")); err == nil {
@@ -140,7 +143,7 @@ def main(args):
     del out["_fds"]
     return out
 `, nil)
-			limits := map[string]any{"inotify": float64(8), "inotify_errno": "EMFILE", "sigq_queued": float64(runSigPending)}
+			limits := map[string]any{"inotify": float64(8), "inotify_errno": "EMFILE", "sigq_queued": float64(pid1.RunSigPending)}
 			assert.Equal(t, limits, output(t, second), "a second run, while the first holds its own")
 			assert.Equal(t, limits, output(t, first.release(t)), "the first run")
 		})

@@ -19,39 +19,45 @@ const module = "github.com/skillgate/skillgate"
 // dispatch/auth and runs are leaves the others receive by injection; console
 // is static files the HTTP listener serves, knowing no other package; internal/pyname
 // holds the Python naming facts that skills, dispatch and sandbox all check,
-// so that none of them needs another for it. A package missing here fails
+// so that none of them needs another for it. sandbox/internal/... are the
+// sandbox's own pieces, split along the processes that run them (see
+// sandbox/doc.go): only sandbox uses them, and none of them knows the
+// gateway side. A package missing here fails
 // the test: a new package states its place in the graph when it is added.
 var allowed = map[string][]string{
-	"transport":             {},
-	"metrics":               {},
-	"internal/pyname":       {},
-	"internal/testpki":      {},
-	"internal/testchild":    {},
-	"internal/testlog":      {},
-	"internal/scaleouttest": {},
-	"internal/archtest":     {},
-	"internal/mutrecheck":   {},
-	"internal/skipcheck":    {},
-	"dispatch/auth":         {"egress"},
-	"runs":                  {},
-	"runs/runstest":         {"runs"},
-	"runs/objstore":         {"runs", "blob"},
-	"sandbox":               {"internal/pyname"},
-	"pyenv":                 {"internal/pyname", "metrics"},
-	"pyenv/pyenvtest":       {},
-	"egress":                {"metrics"},
-	"skills":                {"internal/pyname", "egress", "pyenv"},
-	"blob":                  {},
-	"blob/blobtest":         {"blob"},
-	"blob/s3blob":           {"blob"},
-	"session":               {"transport", "metrics"},
-	"dispatch":              {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs", "pyenv"},
-	"httpfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
-	"console":               {},
-	"mcpfront":              {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth"},
-	"deploy":                {"internal/scaleouttest"},
-	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "console", "egress", "runs", "runs/objstore", "pyenv"},
-	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
+	"transport":               {},
+	"metrics":                 {},
+	"internal/pyname":         {},
+	"internal/testpki":        {},
+	"internal/testchild":      {},
+	"internal/testlog":        {},
+	"internal/scaleouttest":   {},
+	"internal/archtest":       {},
+	"internal/mutrecheck":     {},
+	"internal/skipcheck":      {},
+	"dispatch/auth":           {"egress"},
+	"runs":                    {},
+	"runs/runstest":           {"runs"},
+	"runs/objstore":           {"runs", "blob"},
+	"sandbox":                 {"internal/pyname", "sandbox/internal/cgroup", "sandbox/internal/pid1", "sandbox/internal/wire"},
+	"sandbox/internal/cgroup": {},
+	"sandbox/internal/pid1":   {"sandbox/internal/wire"},
+	"sandbox/internal/wire":   {},
+	"pyenv":                   {"internal/pyname", "metrics"},
+	"pyenv/pyenvtest":         {},
+	"egress":                  {"metrics"},
+	"skills":                  {"internal/pyname", "egress", "pyenv"},
+	"blob":                    {},
+	"blob/blobtest":           {"blob"},
+	"blob/s3blob":             {"blob"},
+	"session":                 {"transport", "metrics"},
+	"dispatch":                {"transport", "session", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "egress", "runs", "pyenv"},
+	"httpfront":               {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
+	"console":                 {},
+	"mcpfront":                {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth"},
+	"deploy":                  {"internal/scaleouttest"},
+	"cmd/skillgate":           {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "httpfront", "mcpfront", "console", "egress", "runs", "runs/objstore", "pyenv"},
+	"cmd/skillgate-bench":     {"transport", "session", "internal/testpki"},
 }
 
 // stdlibOnly packages import nothing outside the standard library.
@@ -133,5 +139,28 @@ func TestS3ClientOnlyInS3Backend(t *testing.T) {
 		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
 		require.NoError(t, err)
 		assert.NotContains(t, string(out), s3Client, "%s must not depend on %s, even indirectly", pkg, s3Client)
+	}
+}
+
+// sandboxInternal is the prefix of the sandbox's own packages.
+const sandboxInternal = "sandbox/internal/"
+
+// The sandbox's pieces stay behind package sandbox, whose API is the only
+// way in (Go's internal rule says as much for the code; this says it for
+// the reader), and none of them imports the gateway side: not sandbox,
+// nor a front, nor dispatch.
+func TestSandboxPiecesStayInside(t *testing.T) {
+	for pkg, imports := range pkgImports(t) {
+		for _, imp := range imports {
+			dep := rel(imp)
+			if strings.HasPrefix(dep, sandboxInternal) {
+				assert.True(t, pkg == "sandbox" || strings.HasPrefix(pkg, sandboxInternal),
+					"%s must not import %s: only package sandbox uses its pieces", pkg, dep)
+			}
+			if strings.HasPrefix(pkg, sandboxInternal) && dep != imp {
+				assert.True(t, strings.HasPrefix(dep, sandboxInternal),
+					"%s must not import %s: the sandbox's pieces know nothing of the gateway", pkg, dep)
+			}
+		}
 	}
 }
