@@ -235,6 +235,12 @@ func loadConfig(cmd *cobra.Command) error {
 		}
 		if err := fs.Set(f.Name, configValue(v, f.Name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f.Name, err))
+			return
+		}
+		if f.Deprecated != "" {
+			// pflag writes its own notice into cobra's buffer, which
+			// only the command line's parse errors print.
+			fmt.Fprintf(cmd.ErrOrStderr(), "Flag --%s has been deprecated, %s\n", f.Name, f.Deprecated)
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
