@@ -80,8 +80,8 @@ unit: skipcheck ## go test -race ./... (the gateway and the bench module)
 skipcheck:
 	$(GO) build -o bin/skipcheck ./internal/skipcheck
 
-test-scratch: skipcheck ## The sandbox's isolation, abuse and leakage suites again with sandboxes started from scratch (SKILLGATE_SANDBOX_ZYGOTE=off)
-	SKILLGATE_SANDBOX_ZYGOTE=off $(SKIPCHECK) $(GO) test -race -count=1 -json -timeout 20m -run '$(SCRATCH_TESTS)' ./sandbox
+test-scratch: skipcheck ## The sandbox's isolation, abuse and leakage suites again with sandboxes started from scratch (SKILLGATE_SANDBOX_TEMPLATE=off)
+	SKILLGATE_SANDBOX_TEMPLATE=off $(SKIPCHECK) $(GO) test -race -count=1 -json -timeout 20m -run '$(SCRATCH_TESTS)' ./sandbox
 
 .PHONY: test-clients test-python
 test-clients: test-python test-typescript ## The Python and TypeScript clients' suites against bin/skillgate

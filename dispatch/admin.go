@@ -88,7 +88,7 @@ type BlobsStatus struct {
 // without it (a test's fake) leaves the sandbox section out.
 type sandboxStats interface {
 	Stats() sandbox.Stats
-	Zygote() bool
+	UsesTemplate() bool
 	TemplateRestarts() int
 	WarmSandboxBytes() int64
 	Templates() sandbox.TemplateStats
@@ -122,7 +122,7 @@ func (d *Dispatcher) gatewayStatus(_ context.Context, call *Call) (any, error) {
 		st.Runs = RunsStatus{InFlight: stats.Running, Queued: stats.Queued}
 		tmpl := s.Templates()
 		st.Sandbox = &SandboxStatus{Workers: d.opts.Status.SandboxWorkers, WarmReady: stats.WarmReady, Starting: stats.Starting,
-			Templates: s.Zygote(), TemplateRestarts: s.TemplateRestarts(), WarmSandboxBytes: s.WarmSandboxBytes(),
+			Templates: s.UsesTemplate(), TemplateRestarts: s.TemplateRestarts(), WarmSandboxBytes: s.WarmSandboxBytes(),
 			TemplatesRunning: tmpl.Count, TemplateBytes: tmpl.Bytes}
 	} else if d.opts.Runner == nil {
 		st.SandboxUnavailable = d.opts.RunnerUnavailable

@@ -91,7 +91,7 @@ func TestAbuseLimits(t *testing.T) {
 		if r.cgroups != nil {
 			// A delegated cgroup may lack a controller: rlimits then
 			// stand in for its limit.
-			name = "cgroup with rlimits for " + strings.Join(r.cgroups.missing(), ", ")
+			name = "cgroup with rlimits for " + strings.Join(r.cgroups.Missing(), ", ")
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Run("processes and threads counted", func(t *testing.T) {

@@ -13,6 +13,9 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // preflight checks what root mode needs that can be checked without
@@ -24,7 +27,7 @@ func preflight(cfg *Config) error {
 	if err := checkSeccompSupport(); err != nil {
 		return err
 	}
-	if hostArch.audit == 0 {
+	if !pid1.SeccompForThisArch() {
 		return errors.New("no seccomp filter for this architecture")
 	}
 	if err := checkPython(cfg.Python); err != nil {
@@ -129,7 +132,7 @@ func checkPython(path string) error {
 // /usr system); the sandbox binds them too.
 func usrDirs() []string {
 	var out []string
-	for _, name := range usrSiblings {
+	for _, name := range wire.UsrSiblings {
 		if st, err := os.Lstat("/" + name); err == nil && st.Mode()&fs.ModeSymlink == 0 && st.IsDir() {
 			out = append(out, "/"+name)
 		}
@@ -243,12 +246,12 @@ func (f *probeFacts) verify() error {
 		{st["CapEff"] != noCaps || st["CapPrm"] != noCaps || st["CapAmb"] != noCaps || st["CapInh"] != noCaps,
 			"the sandboxed process has capabilities (CapEff: " + st["CapEff"] + ", CapInh: " + st["CapInh"] + ", CapAmb: " + st["CapAmb"] + ")"},
 		{st["CapBnd"] != noCaps, "the capability bounding set is not empty (CapBnd: " + st["CapBnd"] + ")"},
-		{f.UID != sandboxUID, fmt.Sprintf("code runs as uid %d, not %d", f.UID, sandboxUID)},
+		{f.UID != wire.SandboxUID, fmt.Sprintf("code runs as uid %d, not %d", f.UID, wire.SandboxUID)},
 		{f.Procs > 2, fmt.Sprintf("no private pid namespace (pid %d, %d processes visible)", f.PID, f.Procs)},
 		{len(f.Ifaces) != 1 || f.Ifaces[0] != "lo", fmt.Sprintf("no private network namespace (interfaces %v)", f.Ifaces)},
 		{f.Inet == "allowed", "seccomp allows AF_INET sockets"},
 		{f.RootWritable, "the sandbox root is writable"},
-		{f.Hostname != hostname, "no private UTS namespace (hostname " + f.Hostname + ")"},
+		{f.Hostname != wire.Hostname, "no private UTS namespace (hostname " + f.Hostname + ")"},
 	} {
 		if c.bad {
 			return fmt.Errorf("isolation self-check failed: %s", c.what)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 func TestPreflightMessages(t *testing.T) {
@@ -47,8 +49,8 @@ func TestProbeFactsVerify(t *testing.T) {
 		Status: map[string]string{"NoNewPrivs": "1", "Seccomp": "2", "CapEff": "0000000000000000",
 			"CapPrm": "0000000000000000", "CapBnd": "0000000000000000", "CapAmb": "0000000000000000",
 			"CapInh": "0000000000000000"},
-		UID: sandboxUID, PID: 5, Procs: 2, Ifaces: []string{"lo"}, Inet: "Address family not supported by protocol",
-		Hostname: hostname,
+		UID: wire.SandboxUID, PID: 5, Procs: 2, Ifaces: []string{"lo"}, Inet: "Address family not supported by protocol",
+		Hostname: wire.Hostname,
 	}
 	require.NoError(t, good.verify())
 	for want, edit := range map[string]func(*probeFacts){

@@ -116,17 +116,16 @@ type Config struct {
 	// environment in use, default 4; the least recently used idle one is
 	// stopped first. Their memory counts against WarmMemoryBytes.
 	MaxTemplates int
-	// Zygote says whether sandboxes are forked from a template (a Python
+	// Template says whether sandboxes are forked from a template (a Python
 	// with the runtime imported) instead of started from scratch; ""
-	// means ZygoteAuto.
-	Zygote ZygoteMode
+	// means TemplateAuto.
+	Template TemplateMode
 	// Logger receives the runner's own events.
 	Logger zerolog.Logger
 }
 
 // Fixed ids inside the sandbox.
 const (
-	sandboxUID      = 1000
 	uidMapSize      = 65536
 	defaultUIDBase  = 1_000_000_000
 	defaultPython   = "/usr/bin/python3"
@@ -220,7 +219,7 @@ func (c Config) Validate() error {
 	if _, err := ParseMode(string(c.Mode)); err != nil {
 		return err
 	}
-	if _, err := ParseZygoteMode(string(c.Zygote)); err != nil {
+	if _, err := ParseTemplateMode(string(c.Template)); err != nil {
 		return err
 	}
 	if _, err := ParseIDMap(string(c.IDMap)); err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
 )
 
 // busyLoops keeps four processes busy until each has used cpu_ms of CPU
@@ -44,7 +46,7 @@ def main(args):
 // ran. No wall-clock figure is asserted.
 func TestCPUShare(t *testing.T) {
 	r := ownRunner(t, func(c *Config) { c.CPUs = 0.5 })
-	if !r.cgroups.has(cpuController) {
+	if !r.cgroups.Has(cgroup.CPU) {
 		if os.Getenv("SKILLGATE_REQUIRE_CPU_CONTROLLER") == "1" {
 			t.Fatalf("no cpu controller in the runs' cgroups (%v)", r.cgroups)
 		}
@@ -104,8 +106,8 @@ func runCapped(t *testing.T, r *Runner, cpus float64, quota int64) map[string]in
 	require.NoError(t, err)
 	requireCompleted(t, res)
 
-	dir := sb.cg.cpuDir
-	if sb.cg.v2 {
+	dir := sb.cg.CPUDir()
+	if sb.cg.V2() {
 		max, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
 		require.NoError(t, err)
 		assert.Equal(t, strconv.FormatInt(quota, 10)+" 100000", strings.TrimSpace(string(max)))
@@ -121,16 +123,16 @@ func runCapped(t *testing.T, r *Runner, cpus float64, quota int64) map[string]in
 	return stat
 }
 
-func cpuStat(t *testing.T, cg *runCgroup) map[string]int64 {
+func cpuStat(t *testing.T, cg *cgroup.Run) map[string]int64 {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(cg.cpuDir, "cpu.stat"))
+	data, err := os.ReadFile(filepath.Join(cg.CPUDir(), "cpu.stat"))
 	require.NoError(t, err)
 	stat := map[string]int64{}
 	for line := range strings.Lines(string(data)) {
 		k, v, _ := strings.Cut(strings.TrimSpace(line), " ")
 		stat[k], _ = strconv.ParseInt(v, 10, 64)
 	}
-	if usage := cg.cpuUsage(); usage >= 0 {
+	if usage := cg.CPUUsage(); usage >= 0 {
 		stat["usage_usec"] = usage
 	}
 	return stat

@@ -17,7 +17,8 @@
 //
 // A sandbox is started before it is needed (the warm pool): the gateway
 // re-executes itself in new user, mount, pid, network, IPC and UTS
-// namespaces, moves it into a fresh cgroup (memory, pids), and that pid 1
+// namespaces, moves it into a fresh cgroup (memory, pids, and cpu where
+// the hierarchy has it), and that pid 1
 // then enters a new cgroup namespace, builds a private root and starts
 // Python as the unprivileged sandbox user. Python imports the runtime and
 // blocks on a pipe. A run writes the job (code, args, the list of skills
@@ -28,9 +29,9 @@
 // in the sandbox's pid namespace; its cgroup and directories are removed
 // before the worker is released. A sandbox never serves a second run.
 //
-// With Config.Zygote on (the default auto: when the template passes the
+// With Config.Template on (the default auto: when the template passes the
 // self-check), the same sandbox is forked instead: one long-lived Python
-// per Runner (the template, runtime/_zygote.py), in a user and a mount
+// per Runner (the template, runtime/_template.py), in a user and a mount
 // namespace of its own with the runtime imported, clones each pid 1
 // straight into fresh namespaces. pid 1 is moved into the run's cgroup by
 // the gateway and forks the job process, then only reaps and reports: each
@@ -96,10 +97,30 @@
 // runtime.log together) from a hard cap past which the run is killed.
 // What the kernel counts per user (inotify, namespaces, queued signals,
 // message queue bytes, processes) is counted in a user namespace of the
-// run's own, with low limits (see runUserLimits), whether it was started
+// run's own, with low limits (see pid1.RunUserLimits), whether it was
 // from scratch or from the template.
 //
 // Config.WorkDir, which holds the runtime every sandbox binds, must be a
 // directory of the gateway's user that no one else can change; New
 // refuses any other.
+//
+// # Where the code lives
+//
+// The code is split along the processes of a run (docs/sandbox.md has
+// the full table, and who owns which descriptor, lock and directory):
+//
+//   - the gateway: this package (the Runner, its pool and templates, a
+//     run's plan, the self-check), which alone is imported from outside;
+//   - its cgroups: sandbox/internal/cgroup;
+//   - pid 1 of a sandbox started from scratch, and the job's set-up either
+//     way (mounts, limits, network, Landlock, seccomp):
+//     sandbox/internal/pid1, entered through MaybeInit;
+//   - what the gateway and pid 1 agree on (the verb, descriptors, config
+//     frame, status events, paths inside): sandbox/internal/wire;
+//   - the template and the job: the Python runtime under runtime/
+//     (_template.py, _boot.py), with their Go side in template_linux.go,
+//     templates_linux.go and plan.go.
+//
+// The pieces import nothing of the gateway side, and nothing outside
+// this package imports them.
 package sandbox

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"net"
 	"strconv"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // Egress serves the outgoing connections of one run. A Job with an Egress
@@ -21,7 +23,7 @@ type Egress interface {
 }
 
 // EgressPort is the proxy's port on the sandbox's loopback.
-const EgressPort = 3128
+const EgressPort = wire.EgressPort
 
 // proxyURL is what the run's proxy variables point at.
 var proxyURL = "http://127.0.0.1:" + strconv.Itoa(EgressPort)

@@ -31,10 +31,10 @@ func withEnvironment(env Environment) func(*Job) { return func(j *Job) { j.Envir
 // eachStartPath runs body with a Runner that forks sandboxes from a
 // template and with one that starts each from scratch.
 func eachStartPath(t *testing.T, edit func(*Config), body func(t *testing.T, r *Runner)) {
-	for _, mode := range []ZygoteMode{ZygoteOn, ZygoteOff} {
+	for _, mode := range []TemplateMode{TemplateOn, TemplateOff} {
 		t.Run(string(mode), func(t *testing.T) {
 			body(t, ownRunner(t, func(c *Config) {
-				c.Zygote = mode
+				c.Template = mode
 				if edit != nil {
 					edit(c)
 				}
@@ -126,7 +126,7 @@ COUNT = [0]
 func TestEnvironmentPreload(t *testing.T) {
 	dir := envDir(t, "env-preload", map[string]string{"preloadprobe.py": preloadProbe})
 	env := Environment{Key: "preload", Paths: []string{dir}, Preload: []string{"preloadprobe", "json"}}
-	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteOn })
+	r := ownRunner(t, func(c *Config) { c.Template = TemplateOn })
 	code := `
 import os, sys
 def main(args):
@@ -155,7 +155,7 @@ func TestEnvironmentPreloadFailures(t *testing.T) {
 		"broken.py":   "raise RuntimeError('broken at import')\n",
 		"threaded.py": "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,), daemon=True).start()\n",
 	})
-	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteOn })
+	r := ownRunner(t, func(c *Config) { c.Template = TemplateOn })
 	for _, c := range []struct{ preload, want string }{
 		{"nosuchmodule", "preload nosuchmodule: ModuleNotFoundError"},
 		{"broken", "preload broken: RuntimeError: broken at import"},
@@ -175,7 +175,7 @@ func TestEnvironmentPreloadFailures(t *testing.T) {
 // is stopped for a new one, never the warm pool's, and every run
 // completes.
 func TestTemplatesAreBounded(t *testing.T) {
-	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteOn; c.MaxTemplates = 2 })
+	r := ownRunner(t, func(c *Config) { c.Template = TemplateOn; c.MaxTemplates = 2 })
 	envs := make([]Environment, 3)
 	for i := range envs {
 		name := "env-" + string(rune('a'+i))
@@ -190,9 +190,9 @@ func TestTemplatesAreBounded(t *testing.T) {
 		}
 	}
 	requireCompleted(t, run(t, r, trivialCode, nil))
-	r.zmu.Lock()
+	r.tmu.Lock()
 	_, warm := r.templates[""]
-	r.zmu.Unlock()
+	r.tmu.Unlock()
 	assert.True(t, warm, "the warm pool's template stays")
 	assertHealthyAndClean(t, r)
 }
@@ -208,7 +208,7 @@ func TestWarmPoolFollowsTheBaseEnvironment(t *testing.T) {
 	code := "import sys\ndef main(args):\n    loaded = 'base' in sys.modules\n    import base\n    return {'v': base.VALUE, 'preloaded': loaded}\n"
 	out := output(t, run(t, r, code, nil, withEnvironment(env)))
 	assert.Equal(t, "base", out["v"])
-	assert.Equal(t, r.Zygote(), out["preloaded"])
+	assert.Equal(t, r.UsesTemplate(), out["preloaded"])
 	waitIdle(t, r)
 	requireCompleted(t, run(t, r, trivialCode, nil))
 	require.Error(t, r.SetWarmEnvironment(Environment{Key: "k", Paths: []string{"relative"}}))

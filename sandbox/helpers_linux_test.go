@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // requireSandbox skips (or, with SKILLGATE_REQUIRE_SANDBOX=1, fails) when
@@ -43,11 +45,11 @@ func testConfig() Config {
 	cfg.FileSizeBytes = 4 << 20
 	cfg.MemoryBytes = 128 << 20
 	cfg.LogsHardCap = 256 << 10
-	// The template unless SKILLGATE_SANDBOX_ZYGOTE says otherwise; never
+	// The template unless SKILLGATE_SANDBOX_TEMPLATE says otherwise; never
 	// auto, whose fallback would hide a template that fails.
-	cfg.Zygote = ZygoteOn
-	if m, err := ParseZygoteMode(os.Getenv("SKILLGATE_SANDBOX_ZYGOTE")); err == nil && m != ZygoteAuto {
-		cfg.Zygote = m
+	cfg.Template = TemplateOn
+	if m, err := ParseTemplateMode(os.Getenv("SKILLGATE_SANDBOX_TEMPLATE")); err == nil && m != TemplateAuto {
+		cfg.Template = m
 	}
 	return cfg
 }
@@ -203,7 +205,7 @@ func leftovers(r *Runner) []string {
 		out = append(out, "process "+p)
 	}
 	if r.cgroups != nil {
-		for _, root := range r.cgroups.roots {
+		for _, root := range r.cgroups.Roots() {
 			children, _ := os.ReadDir(root)
 			for _, c := range children {
 				if c.IsDir() {
@@ -247,7 +249,7 @@ func runnerProcesses(name string) []string {
 		}
 		parent[pid] = statusField(string(status), "PPid:")
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(string(cmdline), initVerb+"\x00"+name) {
+		if strings.Contains(string(cmdline), wire.InitVerb+"\x00"+name) {
 			roots = append(roots, pid)
 		}
 	}

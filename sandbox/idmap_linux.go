@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // How a sandbox's user namespace maps ids, one of three ways.
@@ -96,8 +98,8 @@ func subordinateIDMapper() (*idMapper, error) {
 		switch {
 		case !ok:
 			return nil, fmt.Errorf("no range for user %s in %s", u.Username, s.file)
-		case r.count <= sandboxUID:
-			return nil, fmt.Errorf("the range %d+%d of user %s in %s has fewer than %d ids", r.start, r.count, u.Username, s.file, sandboxUID+1)
+		case r.count <= wire.SandboxUID:
+			return nil, fmt.Errorf("the range %d+%d of user %s in %s has fewer than %d ids", r.start, r.count, u.Username, s.file, wire.SandboxUID+1)
 		}
 		r.count = min(r.count, subMapSize)
 		*s.r = r
@@ -181,11 +183,11 @@ func (m *idMapper) writeMaps(pid int) error {
 func (m *idMapper) hostUID() int {
 	switch m.kind {
 	case idMapSub:
-		return int(m.uid.start) + sandboxUID - 1
+		return int(m.uid.start) + wire.SandboxUID - 1
 	case idMapOwnID:
 		return os.Getuid()
 	}
-	return int(m.uid.start) + sandboxUID
+	return int(m.uid.start) + wire.SandboxUID
 }
 
 // describeUIDs is the "uids" line of the enforcement report.
@@ -193,12 +195,12 @@ func (m *idMapper) describeUIDs() string {
 	switch m.kind {
 	case idMapSub:
 		return fmt.Sprintf("sandbox uid %d = host uid %d: subordinate range %d+%d via newuidmap (gids %d+%d via newgidmap)",
-			sandboxUID, m.hostUID(), m.uid.start, m.uid.count, m.gid.start, m.gid.count)
+			wire.SandboxUID, m.hostUID(), m.uid.start, m.uid.count, m.gid.start, m.gid.count)
 	case idMapOwnID:
 		return fmt.Sprintf("sandbox uid %d = host uid %d: the gateway's own uid (the mount namespace and Landlock keep runs out of its files)",
-			sandboxUID, m.hostUID())
+			wire.SandboxUID, m.hostUID())
 	}
-	return fmt.Sprintf("sandbox uid %d = host uid %d (range %d-%d)", sandboxUID, m.hostUID(),
+	return fmt.Sprintf("sandbox uid %d = host uid %d (range %d-%d)", wire.SandboxUID, m.hostUID(),
 		m.uid.start, uint64(m.uid.start)+uint64(m.uid.count)-1)
 }
 
@@ -208,7 +210,7 @@ func (m *idMapper) describeUIDs() string {
 // namespace.)
 func (m *idMapper) checkHostUID(got int) error {
 	if got != m.hostUID() {
-		return fmt.Errorf("the sandbox uid %d is host uid %d, not %d", sandboxUID, got, m.hostUID())
+		return fmt.Errorf("the sandbox uid %d is host uid %d, not %d", wire.SandboxUID, got, m.hostUID())
 	}
 	return nil
 }

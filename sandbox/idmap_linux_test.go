@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // forEachIDMap runs an isolation test on the shared Runner and, where that
@@ -103,7 +105,7 @@ func TestNewIDMapper(t *testing.T) {
 	m, err := newIDMapper(&cfg, ModeRoot)
 	require.NoError(t, err)
 	assert.Equal(t, idMapRange, m.kind)
-	assert.Equal(t, int(cfg.UIDBase)+sandboxUID, m.hostUID())
+	assert.Equal(t, int(cfg.UIDBase)+wire.SandboxUID, m.hostUID())
 
 	cfg.IDMap = IDMapOwn
 	m, err = newIDMapper(&cfg, ModeRootless)
@@ -163,7 +165,7 @@ def main(args):
 		deadline := time.Now().Add(60 * time.Second)
 		for time.Now().Before(deadline) {
 			for _, pid := range runnerPythons(r.name) {
-				root := filepath.Join("/proc", strconv.Itoa(pid), "root", workspacePath)
+				root := filepath.Join("/proc", strconv.Itoa(pid), "root", wire.WorkspacePath)
 				if _, err := os.Stat(filepath.Join(root, "ready")); err != nil {
 					continue
 				}
@@ -190,15 +192,15 @@ def main(args):
 	assert.Equal(t, want, s.statusUID, "Python's host uid")
 	assert.Equal(t, want, s.fileUID, "owner of a file the run wrote")
 	out := output(t, res)
-	assert.Equal(t, float64(sandboxUID), out["uid"])
+	assert.Equal(t, float64(wire.SandboxUID), out["uid"])
 	// From scratch the run's user namespace is a child of the host's; from
 	// the template it is a child of the template's, which maps the
 	// sandbox uid to itself.
 	mapped := want
-	if r.Zygote() {
-		mapped = sandboxUID
+	if r.UsesTemplate() {
+		mapped = wire.SandboxUID
 	}
-	got, err := hostIDOf(out["uid_map"].(string), sandboxUID)
+	got, err := hostIDOf(out["uid_map"].(string), wire.SandboxUID)
 	require.NoError(t, err)
 	assert.Equal(t, mapped, got, "the run's own uid_map")
 	require.Len(t, res.OutputBlobs, 1)

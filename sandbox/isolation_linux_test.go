@@ -17,6 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 func TestIsolationProcessIdentity(t *testing.T) {
@@ -54,11 +57,11 @@ def main(args):
 			assert.Equal(t, 65534.0, g)
 		}
 	}
-	assert.Equal(t, hostname, out["hostname"])
+	assert.Equal(t, wire.Hostname, out["hostname"])
 	assert.Equal(t, "/workspace", out["cwd"])
 	// Only pid 1 (the reaper) and Python itself.
 	assert.Equal(t, []any{1.0, out["pid"]}, out["procs"])
-	assert.NotContains(t, out["cgroup"], cgroupPrefix, "the cgroup namespace hides the host path")
+	assert.NotContains(t, out["cgroup"], cgroup.Prefix, "the cgroup namespace hides the host path")
 }
 
 // TestIsolationNoInheritedDescriptors plants a descriptor without
@@ -89,7 +92,7 @@ func isolationHostFilesInvisible(t *testing.T, r *Runner) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	home, err := os.UserHomeDir()
-	if err != nil || slices.Contains([]string{"/", "/tmp", workspacePath}, filepath.Clean(home)) {
+	if err != nil || slices.Contains([]string{"/", "/tmp", wire.WorkspacePath}, filepath.Clean(home)) {
 		home = t.TempDir() // a path the sandbox has a directory of its own at says nothing
 	}
 	paths := []string{
@@ -141,8 +144,8 @@ def main(args):
             out[p] = type(e).__name__
     return out
 `
-	denied := []string{"/x", "/usr/x", "/usr/bin/python3", "/etc/passwd", "/etc/x", "/job/x", libMount + "/x",
-		libMount + "/runtime/blobs.py", "/dev/x", "/proc/sys/kernel/hostname", "/proc/1/attr/current", "/bin/x"}
+	denied := []string{"/x", "/usr/x", "/usr/bin/python3", "/etc/passwd", "/etc/x", "/job/x", wire.LibMount + "/x",
+		wire.LibMount + "/runtime/blobs.py", "/dev/x", "/proc/sys/kernel/hostname", "/proc/1/attr/current", "/bin/x"}
 	allowed := []string{"/tmp/x", "/workspace/x", "/dev/null"}
 	out := output(t, run(t, r, code, map[string]any{"paths": append(append([]string{}, denied...), allowed...)}))
 	for _, p := range denied {
@@ -279,8 +282,8 @@ def main(args):
 func TestRunProcessesKeepDefaultSignals(t *testing.T) {
 	signal.Ignore(syscall.SIGHUP)
 	defer signal.Reset(syscall.SIGHUP)
-	ign := kernelSigaction{handler: sigIgn}
-	var old kernelSigaction
+	ign := testSigaction{handler: 1} // SIG_IGN
+	var old testSigaction
 	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, 32, uintptr(unsafe.Pointer(&ign)),
 		uintptr(unsafe.Pointer(&old)), unsafe.Sizeof(old.mask), 0, 0)
 	require.Zero(t, errno)
@@ -437,4 +440,13 @@ def main(args):
 		requireCompleted(t, res)
 		assert.JSONEq(t, `[".blobs", "outputs"]`, string(res.Output))
 	}
+}
+
+// testSigaction is the kernel's struct sigaction (rt_sigaction), as pid 1
+// reads it to reset what was ignored.
+type testSigaction struct {
+	handler  uintptr
+	flags    uint64
+	restorer uintptr
+	mask     uint64
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/skillgate/skillgate/internal/runerror"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // writeJobFiles stores the run's skills and input blobs in its job
@@ -28,7 +29,7 @@ func writeJobFiles(dir string, p *plan) error {
 	}
 	defer root.Close()
 	for _, s := range p.job.Skills {
-		base := path.Join(skillsDir, s.Name)
+		base := path.Join(wire.SkillsDir, s.Name)
 		for _, f := range s.Files {
 			name := path.Join(base, f.Path)
 			if err := mkdirAllRoot(root, path.Dir(name)); err != nil {
@@ -40,12 +41,12 @@ func writeJobFiles(dir string, p *plan) error {
 		}
 	}
 	if len(p.job.InputBlobs) > 0 {
-		if err := mkdirAllRoot(root, inputBlobsDir); err != nil {
+		if err := mkdirAllRoot(root, wire.InputBlobsDir); err != nil {
 			return err
 		}
 	}
 	for _, b := range p.job.InputBlobs {
-		if err := writeRootFile(root, path.Join(inputBlobsDir, inputBlobFile(b.ID)), b.Data); err != nil {
+		if err := writeRootFile(root, path.Join(wire.InputBlobsDir, inputBlobFile(b.ID)), b.Data); err != nil {
 			return err
 		}
 	}

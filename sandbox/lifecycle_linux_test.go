@@ -73,7 +73,7 @@ func TestGatewayDeathKillsSandboxes(t *testing.T) {
 	r := ownRunner(t, func(c *Config) { c.WorkDir = workDir }) // sweeps what dead Runners left
 	assert.NoDirExists(t, stale)
 	if r.cgroups != nil {
-		for _, root := range r.cgroups.roots {
+		for _, root := range r.cgroups.Roots() {
 			assert.NoDirExists(t, filepath.Join(filepath.Dir(root), name))
 		}
 	}
@@ -147,9 +147,9 @@ def main(args):
 // TestOrphansAreReaped: pid 1 reaps the processes re-parented to it, from
 // the template and from scratch alike.
 func TestOrphansAreReaped(t *testing.T) {
-	for _, mode := range []ZygoteMode{ZygoteOn, ZygoteOff} {
+	for _, mode := range []TemplateMode{TemplateOn, TemplateOff} {
 		t.Run(string(mode), func(t *testing.T) {
-			r := ownRunner(t, func(c *Config) { c.Zygote, c.WarmPool = mode, 0 })
+			r := ownRunner(t, func(c *Config) { c.Template, c.WarmPool = mode, 0 })
 			// A bound for a loaded host, not a time the test expects:
 			// 128 forks of Python take well under a second when it is quiet.
 			res := run(t, r, orphansCode, map[string]int{"n": 2 * r.cfg.Pids}, withTimeout(2*time.Minute))
@@ -174,7 +174,7 @@ def main(args):
 // run that had files there (an input blob) leaves none to the sandbox
 // that gets its directory.
 func TestReusedDirectoryIsEmpty(t *testing.T) {
-	r := ownRunner(t, func(c *Config) { c.Zygote, c.WarmPool = ZygoteOn, 1 })
+	r := ownRunner(t, func(c *Config) { c.Template, c.WarmPool = TemplateOn, 1 })
 	start := func() *sandbox {
 		sb, err := r.spawn(false, Environment{})
 		require.NoError(t, err)

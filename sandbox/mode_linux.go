@@ -10,6 +10,10 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // resolveMode turns ModeAuto into root or rootless and refuses a mode the
@@ -34,7 +38,7 @@ func resolveMode(m Mode, euid int) (Mode, error) {
 // initCaps are what a rootless pid 1 keeps across its execve (as ambient
 // capabilities of its user namespace): enough to build the root, set the
 // hostname, bring up loopback for a run with network, lower the limits of
-// its user namespace (runUserLimits) and drop the bounding set. Python gets
+// its user namespace (pid1.RunUserLimits) and drop the bounding set. Python gets
 // none of them.
 var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_SYS_RESOURCE}
 
@@ -42,8 +46,8 @@ var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMI
 // (1000, as in root mode) is the gateway's own uid: an unprivileged process
 // may map exactly that one id, and must deny setgroups to map its gid.
 func rootlessAttr() *syscall.SysProcAttr {
-	uidMap := []syscall.SysProcIDMap{{ContainerID: sandboxUID, HostID: os.Getuid(), Size: 1}}
-	gidMap := []syscall.SysProcIDMap{{ContainerID: sandboxUID, HostID: os.Getgid(), Size: 1}}
+	uidMap := []syscall.SysProcIDMap{{ContainerID: wire.SandboxUID, HostID: os.Getuid(), Size: 1}}
+	gidMap := []syscall.SysProcIDMap{{ContainerID: wire.SandboxUID, HostID: os.Getgid(), Size: 1}}
 	return &syscall.SysProcAttr{
 		Cloneflags:  cloneFlags,
 		UidMappings: uidMap,
@@ -69,7 +73,7 @@ func preflightRootless(cfg *Config) error {
 	if err := checkSeccompSupport(); err != nil {
 		return err
 	}
-	if hostArch.audit == 0 {
+	if !pid1.SeccompForThisArch() {
 		return errors.New("no seccomp filter for this architecture")
 	}
 	return checkPython(cfg.Python)
@@ -143,7 +147,7 @@ func (r *Runner) describe() Enforcement {
 		}
 	}
 	r.describeLimits(&e)
-	e.UserCounts = describeUserCounts()
+	e.UserCounts = pid1.DescribeUserCounts()
 	return e
 }
 
@@ -155,21 +159,21 @@ func (r *Runner) describeLimits(e *Enforcement) {
 	}
 	e.Cgroup = "none: " + why
 	if r.cgroups != nil {
-		if r.cgroups.layout.v2 {
+		if r.cgroups.V2() {
 			kind = enforcedCgroupV2
 		}
-		e.Cgroup = fmt.Sprintf("%s: a cgroup per run under %s, killed as a whole", kind, filepath.Dir(r.cgroups.roots[0]))
-		why = fmt.Sprintf("no %s controller in %s", strings.Join(r.cgroups.missing(), " or "), kind)
+		e.Cgroup = fmt.Sprintf("%s: a cgroup per run under %s, killed as a whole", kind, filepath.Dir(r.cgroups.Root()))
+		why = fmt.Sprintf("no %s controller in %s", strings.Join(r.cgroups.Missing(), " or "), kind)
 	}
-	if r.cgroups.has("memory") {
+	if r.cgroups.Has("memory") {
 		e.Memory = fmt.Sprintf("%s memory limit per run (%d MiB, tmpfs included)", kind, mem)
 	} else {
-		e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, addressSpaceFactor)
+		e.Memory = fmt.Sprintf("%s: RLIMIT_DATA per process (%d MiB), RLIMIT_AS at %d×", enforcedRlimit, mem, pid1.AddressSpaceFactor)
 		e.Gaps = append(e.Gaps,
 			why+": memory is bounded per process (a failed allocation), not per run: at most processes × memory, "+
 				"and tmpfs is bounded by its sizes only")
 	}
-	if r.cgroups.has("pids") {
+	if r.cgroups.Has("pids") {
 		e.Processes = fmt.Sprintf("%s pids limit per run (%d processes and threads)", kind, pids)
 	} else {
 		e.Processes = fmt.Sprintf("%s: RLIMIT_NPROC per run, counted in the run's own user namespace (%d processes and threads)", enforcedRlimit, pids)
@@ -191,7 +195,7 @@ func (r *Runner) describeCPUShare(e *Enforcement, kind string) {
 	if r.cfg.CPUs > 0 {
 		share = fmt.Sprintf("at most %s CPUs (a skill's [runtime] cpus may lower it)", formatCPUs(r.cfg.CPUs))
 	}
-	if r.cgroups.has(cpuController) {
+	if r.cgroups.Has(cgroup.CPU) {
 		e.CPU += fmt.Sprintf("; %s %s per run: %s", kind, file, share)
 		return
 	}
@@ -221,15 +225,15 @@ func firstLine(s string) string {
 }
 
 // usesRlimits reports whether memory or processes are limited by rlimits.
-func (r *Runner) usesRlimits() bool { return !r.cgroups.has("memory") || !r.cgroups.has("pids") }
+func (r *Runner) usesRlimits() bool { return !r.cgroups.Has("memory") || !r.cgroups.Has("pids") }
 
 // rlimitsFor returns the per-process limits pid 1 applies to Python for
 // what no cgroup bounds.
 func (r *Runner) rlimitsFor() (memory int64, procs int) {
-	if !r.cgroups.has("memory") {
+	if !r.cgroups.Has("memory") {
 		memory = r.cfg.MemoryBytes
 	}
-	if !r.cgroups.has("pids") {
+	if !r.cgroups.Has("pids") {
 		procs = r.cfg.Pids
 	}
 	return memory, procs

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
 )
 
 func TestParseMode(t *testing.T) {
@@ -110,8 +112,7 @@ func TestEnforcementReport(t *testing.T) {
 	}
 
 	r = &Runner{mode: ModeRoot, ids: &idMapper{kind: idMapRange, uid: subRange{defaultUIDBase, uidMapSize}},
-		cfg: testConfig(), landlockABI: 6, cgroups: &cgroupTree{layout: &cgroupLayout{v2: true},
-			roots: []string{"/sys/fs/cgroup/gw/skillgate-1-x"}, controllers: requiredControllers}}
+		cfg: testConfig(), landlockABI: 6, cgroups: cgroup.NewTreeForTest(true, "/sys/fs/cgroup/gw/skillgate-1-x", []string{"memory", "pids"})}
 	e = r.describe()
 	assert.Contains(t, e.Memory, "cgroup v2 memory limit per run (128 MiB")
 	assert.Contains(t, e.Processes, "cgroup v2 pids limit per run (64")
@@ -128,7 +129,7 @@ func TestEnforcementReport(t *testing.T) {
 // placed in it, processes bounded by it, memory by rlimits.
 func TestEnforcementReportPerLimit(t *testing.T) {
 	r := &Runner{mode: ModeRootless, ids: ownIDMapper("x"), cfg: testConfig(), landlockABI: 6,
-		cgroups: &cgroupTree{layout: &cgroupLayout{v2: true}, roots: []string{"/sys/fs/cgroup/d/skillgate-1-x"}, controllers: []string{"pids"}}}
+		cgroups: cgroup.NewTreeForTest(true, "/sys/fs/cgroup/d/skillgate-1-x", []string{"pids"})}
 	e := r.describe()
 	assert.Contains(t, e.Cgroup, "cgroup v2: a cgroup per run under /sys/fs/cgroup/d")
 	assert.Contains(t, e.Memory, "rlimit: RLIMIT_DATA")
@@ -138,7 +139,7 @@ func TestEnforcementReportPerLimit(t *testing.T) {
 	assert.Equal(t, r.cfg.MemoryBytes, mem)
 	assert.Zero(t, procs)
 
-	r.cgroups.controllers = nil
+	r.cgroups = cgroup.NewTreeForTest(true, "/sys/fs/cgroup/d/skillgate-1-x", nil)
 	e = r.describe()
 	assert.Contains(t, e.Processes, "rlimit: RLIMIT_NPROC")
 	assert.Contains(t, e.String(), "gap: no memory or pids controller in cgroup v2: processes are bounded by RLIMIT_NPROC")
@@ -187,8 +188,8 @@ func TestDropCgroupsFallsBackToRlimits(t *testing.T) {
 // share where the runs' cgroups have the cpu controller, and a gap where a
 // share was asked for and cannot be enforced.
 func TestEnforcementReportCPUShare(t *testing.T) {
-	tree := func(v2 bool, controllers ...string) *cgroupTree {
-		return &cgroupTree{layout: &cgroupLayout{v2: v2}, roots: []string{"/sys/fs/cgroup/d/skillgate-1-x"}, controllers: controllers}
+	tree := func(v2 bool, controllers ...string) *cgroup.Tree {
+		return cgroup.NewTreeForTest(v2, "/sys/fs/cgroup/d/skillgate-1-x", controllers)
 	}
 	r := &Runner{mode: ModeRoot, ids: ownIDMapper("x"), cfg: testConfig(), landlockABI: 6,
 		cgroups: tree(true, "memory", "pids", "cpu")}

@@ -9,23 +9,13 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
-// Paths inside the sandbox. The job directory is bound read-only at /job.
-const (
-	jobMount = "/job"
-	// skillsMount is where a run finds every mounted skill's files
-	// (/skills/<name>/): a symlink to the job's skills directory.
-	skillsMount  = "/skills"
-	skillsTarget = jobMount + "/" + skillsDir
-	// blobsMount holds every input blob as a file (inputBlobFile): a
-	// symlink to the job's blobs directory.
-	blobsMount     = "/blobs"
-	blobsTarget    = jobMount + "/" + inputBlobsDir
-	skillsDir      = "skills"
-	inputBlobsDir  = "blobs"
-	outputBlobsDir = ".blobs" // under /workspace, created by the runtime
-)
+// outputBlobsDir is where the runtime writes output blobs, under
+// /workspace.
+const outputBlobsDir = ".blobs"
 
 // plan is a validated job: what to write into the job directory and the
 // message the runtime receives.
@@ -196,7 +186,7 @@ func checkSkillFiles(s Skill) error {
 // re-exports: Skill.Entrypoint/Export, which the registry took from the
 // manifest; the sandbox never reads a skill.toml itself.
 func skillExports(s Skill) (skillMessage, error) {
-	msg := skillMessage{Name: s.Name, Root: path.Join(jobMount, skillsDir, s.Name)}
+	msg := skillMessage{Name: s.Name, Root: path.Join(wire.JobMount, wire.SkillsDir, s.Name)}
 	entry, export := s.Entrypoint, s.Export
 	if entry == "" || export == "" {
 		return msg, nil
@@ -259,7 +249,7 @@ func (p *plan) checkBlobs(cfg Config) error {
 			return fmt.Errorf("blob id %s given twice", b.ID)
 		}
 		ids[b.ID] = true
-		p.msg.Inputs = append(p.msg.Inputs, inputMessage{ID: b.ID, Path: path.Join(blobsMount, inputBlobFile(b.ID))})
+		p.msg.Inputs = append(p.msg.Inputs, inputMessage{ID: b.ID, Path: path.Join(wire.BlobsMount, inputBlobFile(b.ID))})
 	}
 	if len(p.job.OutputBlobIDs) > cfg.MaxOutputBlobs {
 		return fmt.Errorf("more than %d output blob ids", cfg.MaxOutputBlobs)

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,21 +10,7 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/runerror"
-)
-
-// The re-exec'd helper's verb: os.Args[1] of the sandbox's pid 1.
-const initVerb = "__skillgate_sandbox_init__"
-
-// File descriptors of the sandbox's pid 1 (after stdin, stdout, stderr;
-// stderr is the status pipe too, so a crash report reaches the host).
-const (
-	fdCtl    = 3 // host -> init: one length-prefixed initConfig, then EOF = die
-	fdStatus = 4 // init -> host: JSON lines (statusEvent)
-	fdStdout = 5 // stdout of Python
-	fdJob    = 6 // host -> Python: the job (jobMessage), then EOF
-	fdResult = 7 // Python -> host: "R" when ready, then one resultFrame
-	fdStderr = 8 // stderr of Python
-	fdEgress = 9 // init -> host (runs with network): the proxy listener's fd
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // readyByte is what Python writes on its result pipe once it waits for a job.
@@ -41,56 +26,10 @@ const preparedByte = 'P'
 
 // Frame bounds.
 const (
-	maxCtlFrame    = 1 << 20
 	maxResultFrame = 64 << 10
 	maxStatusLine  = 16 << 10
 	maxStatusRaw   = 4 << 10
 )
-
-// initConfig is what the host tells the sandbox's pid 1.
-type initConfig struct {
-	RootDir string `json:"root_dir"` // host dir the new root is mounted on (a template's sandboxes use one of its own)
-	JobDir  string `json:"job_dir"`  // host dir bound read-only at /job
-	LibDir  string `json:"lib_dir"`  // host dir bound read-only at /opt/skillgate
-	EtcDir  string `json:"etc_dir"`  // host dir bound read-only at /etc (systemview.go)
-	// EnvDirs are the run's Python environments, mounted read-only under
-	// envMount (by name): the detached mounts EnvFDs, or bound by path
-	// when there are none (see Environment.detach).
-	EnvDirs        []string `json:"env_dirs,omitempty"`
-	EnvFDs         []int    `json:"env_fds,omitempty"`
-	Python         string   `json:"python"`
-	TmpBytes       int64    `json:"tmp_bytes"`
-	WorkspaceBytes int64    `json:"workspace_bytes"`
-	OpenFiles      int      `json:"open_files"`
-	FileSizeBytes  int64    `json:"file_size_bytes"`
-	CPUSeconds     int64    `json:"cpu_seconds"` // hard RLIMIT_CPU until the job lowers it
-	// Without a cgroup: RLIMIT_AS/RLIMIT_DATA and RLIMIT_NPROC of Python.
-	RlimitMemory int64 `json:"rlimit_memory,omitempty"`
-	RlimitProcs  int   `json:"rlimit_procs,omitempty"`
-	// Network brings loopback up and hands the host a listener on
-	// 127.0.0.1:EgressPort over fdEgress.
-	Network bool `json:"network,omitempty"`
-}
-
-// Status events of pid 1.
-const (
-	evError   = "error"   // set-up failed; pid 1 exits
-	evSpawned = "spawned" // Python started (Landlock says which ABI was enforced)
-	evExit    = "exit"    // Python exited
-)
-
-type statusEvent struct {
-	Ev       string `json:"ev"`
-	Msg      string `json:"msg,omitempty"`
-	Code     int    `json:"code,omitempty"`
-	Signal   int    `json:"signal,omitempty"`
-	CPUMilli int64  `json:"cpu_ms,omitempty"`
-	Landlock int    `json:"landlock,omitempty"`
-	Pid      int    `json:"pid,omitempty"` // a template's pid 1, as a host pid
-	// Stamps are the spawned event's phase stamps, from phaseEntered on
-	// (CLOCK_MONOTONIC ns).
-	Stamps []int64 `json:"t,omitempty"`
-}
 
 // resultFrame is the runtime's answer (see runtime/_boot.py).
 type resultFrame struct {
@@ -125,6 +64,14 @@ func (f *resultFrame) errorType() string {
 	return t
 }
 
+// errorType keeps a reported exception class name printable and short.
+func errorType(t string) string {
+	if t == "" || len(t) > 128 || !printableASCII(t) {
+		return "Exception"
+	}
+	return t
+}
+
 // liveSink takes what the code reports on the result pipe while it runs.
 type liveSink struct {
 	progress func(Progress)
@@ -146,66 +93,26 @@ func readResultFrame(r io.Reader, f *resultFrame, sink liveSink) error {
 			continue
 		case first[0] == progressByte && f.prepared:
 			var p Progress
-			if err := readFrame(r, maxProgressFrame, &p); err != nil {
+			if err := wire.ReadFrame(r, maxProgressFrame, &p); err != nil {
 				return fmt.Errorf("read progress: %w", err)
 			}
 			sink.progress(p)
 			continue
 		case first[0] == logByte && f.prepared:
-			line, err := readRawFrame(r, maxLogFrame)
+			line, err := wire.ReadRawFrame(r, maxLogFrame)
 			if err != nil {
 				return fmt.Errorf("read log line: %w", err)
 			}
 			sink.log(line)
 			continue
 		}
-		return readFrame(io.MultiReader(bytes.NewReader(first[:]), r), maxResultFrame, f)
+		return wire.ReadFrame(io.MultiReader(bytes.NewReader(first[:]), r), maxResultFrame, f)
 	}
 }
 
 type blobRecord struct {
 	Index int    `json:"index"`
 	Kind  string `json:"kind"`
-}
-
-// writeFrame writes a big-endian uint32 length and the JSON of v.
-func writeFrame(w io.Writer, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode frame: %w", err)
-	}
-	buf := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(data)), uint32(len(data)))
-	_, err = w.Write(append(buf, data...))
-	return err
-}
-
-// readFrame reads one frame of at most limit bytes into v.
-func readFrame(r io.Reader, limit int, v any) error {
-	data, err := readRawFrame(r, limit)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("decode frame: %w", err)
-	}
-	return nil
-}
-
-// readRawFrame reads one frame of at most limit bytes.
-func readRawFrame(r io.Reader, limit int) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, fmt.Errorf("read frame header: %w", err)
-	}
-	n := binary.BigEndian.Uint32(hdr[:])
-	if int64(n) > int64(limit) {
-		return nil, fmt.Errorf("frame of %d bytes exceeds %d", n, limit)
-	}
-	data := make([]byte, n)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return nil, fmt.Errorf("read frame body: %w", err)
-	}
-	return data, nil
 }
 
 // check validates a result frame against the job: the output is JSON of at
@@ -240,7 +147,7 @@ func (f *resultFrame) check(outputs int) error {
 // statusLog collects pid 1's events; lines that are not events (a crash
 // report) are kept as raw text.
 type statusLog struct {
-	events chan statusEvent
+	events chan wire.Status
 	raw    strings.Builder
 }
 
@@ -250,7 +157,7 @@ func (s *statusLog) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxStatusLine)
 	for sc.Scan() {
-		var ev statusEvent
+		var ev wire.Status
 		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Ev != "" {
 			s.events <- ev
 			continue

@@ -11,14 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/internal/runerror"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
-	in := initConfig{RootDir: "/r", Python: "/usr/bin/python3", TmpBytes: 5}
-	require.NoError(t, writeFrame(&buf, in))
-	var out initConfig
-	require.NoError(t, readFrame(&buf, maxCtlFrame, &out))
+	in := wire.InitConfig{RootDir: "/r", Python: "/usr/bin/python3", TmpBytes: 5}
+	require.NoError(t, wire.WriteFrame(&buf, in))
+	var out wire.InitConfig
+	require.NoError(t, wire.ReadFrame(&buf, wire.MaxCtlFrame, &out))
 	assert.Equal(t, in, out)
 }
 
@@ -33,7 +34,7 @@ func TestReadFrameRejects(t *testing.T) {
 		"wrong shape": append(binary.BigEndian.AppendUint32(nil, 3), "[1]"...),
 	} {
 		var f resultFrame
-		assert.Error(t, readFrame(bytes.NewReader(data), maxResultFrame, &f), name)
+		assert.Error(t, wire.ReadFrame(bytes.NewReader(data), maxResultFrame, &f), name)
 	}
 }
 
@@ -60,13 +61,13 @@ func TestResultFrameCheck(t *testing.T) {
 }
 
 func TestStatusLog(t *testing.T) {
-	s := &statusLog{events: make(chan statusEvent, 8)}
+	s := &statusLog{events: make(chan wire.Status, 8)}
 	s.read(strings.NewReader("{\"ev\":\"spawned\",\"landlock\":7}\npanic: boom\n{\"ev\":\"exit\",\"signal\":9}\n{}\n"))
-	var evs []statusEvent
+	var evs []wire.Status
 	for ev := range s.events {
 		evs = append(evs, ev)
 	}
-	assert.Equal(t, []statusEvent{{Ev: evSpawned, Landlock: 7}, {Ev: evExit, Signal: 9}}, evs)
+	assert.Equal(t, []wire.Status{{Ev: wire.EvSpawned, Landlock: 7}, {Ev: wire.EvExit, Signal: 9}}, evs)
 	assert.Equal(t, "panic: boom\n{}\n", s.raw.String())
 }
 
@@ -76,7 +77,7 @@ func TestStatusLog(t *testing.T) {
 func FuzzReadResultFrame(f *testing.F) {
 	frame := func(v any) []byte {
 		var buf bytes.Buffer
-		_ = writeFrame(&buf, v)
+		_ = wire.WriteFrame(&buf, v)
 		return buf.Bytes()
 	}
 	ok := frame(resultFrame{OK: true, Output: `{"a":1}`, Blobs: []blobRecord{{0, "text/plain"}}})

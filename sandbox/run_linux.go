@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/runerror"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // end says what ended a run first.
@@ -27,7 +28,7 @@ const (
 type outcome struct {
 	end      end
 	frame    *resultFrame
-	exit     *statusEvent // Python's exit, when pid 1 saw it
+	exit     *wire.Status // Python's exit, when pid 1 saw it
 	read     bool         // the result reader has answered (frame may be nil)
 	duration time.Duration
 }
@@ -42,7 +43,7 @@ func (sb *sandbox) run(ctx context.Context, closing <-chan struct{}, p *plan, cf
 	}
 	if p.cpus != cfg.CPUs {
 		// The pre-started sandbox's cgroup has the gateway's share.
-		if err := sb.cg.setCPUs(p.cpus); err != nil {
+		if err := sb.cg.SetCPUs(p.cpus); err != nil {
 			return failed(runerror.Sandbox, "limit the run's CPU share: "+err.Error()), nil
 		}
 	}
@@ -112,7 +113,7 @@ func (sb *sandbox) settle(o *outcome) {
 	<-sb.exited
 	<-sb.logDone
 	for ev := range sb.status.events {
-		if ev.Ev == evExit {
+		if ev.Ev == wire.EvExit {
 			o.exit = &ev
 		}
 	}
@@ -138,7 +139,7 @@ func (sb *sandbox) wait(ctx context.Context, closing <-chan struct{}, frames <-c
 				o.end = endDied
 				return o
 			}
-			if ev.Ev == evExit {
+			if ev.Ev == wire.EvExit {
 				o.end, o.exit = endDied, &ev
 				return o
 			}
@@ -175,7 +176,7 @@ func (sb *sandbox) classify(o outcome, p *plan, cfg *Config) *Result {
 	if o.frame != nil {
 		return sb.fromFrame(o.frame, p, cfg)
 	}
-	if sb.cg.oomKills() > 0 {
+	if sb.cg.OOMKills() > 0 {
 		return failed(runerror.MemoryLimit, fmt.Sprintf(
 			"the run exceeded its memory limit of %d MiB and was killed", cfg.MemoryBytes>>20))
 	}
@@ -193,7 +194,7 @@ func (sb *sandbox) rawStatus() string {
 }
 
 // fromExit explains a Python process that ended without a result.
-func fromExit(ev *statusEvent, cpuSeconds int64) *Result {
+func fromExit(ev *wire.Status, cpuSeconds int64) *Result {
 	sig := syscall.Signal(ev.Signal)
 	switch {
 	case sig == syscall.SIGXCPU || sig == syscall.SIGKILL && ev.CPUMilli >= cpuSeconds*1000:
@@ -222,17 +223,9 @@ func (sb *sandbox) fromFrame(f *resultFrame, p *plan, cfg *Config) *Result {
 	case errors.As(err, &re):
 		return failed(re.Type, re.Message)
 	case err != nil:
-		return failed(runerror.BlobError, err.Error())
+		return failed("BlobError", err.Error())
 	}
 	return &Result{Status: StatusCompleted, Output: json.RawMessage(f.Output), OutputBlobs: blobs}
-}
-
-// errorType keeps a reported exception class name printable and short.
-func errorType(t string) string {
-	if t == "" || len(t) > 128 || !printableASCII(t) {
-		return "Exception"
-	}
-	return t
 }
 
 // serveEgress serves the run's egress until the returned stop is called;

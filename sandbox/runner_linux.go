@@ -17,6 +17,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/skillgate/skillgate/internal/runerror"
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
 )
 
 // refillDelay is how long a run may go on before the pool is refilled
@@ -32,11 +34,11 @@ type Runner struct {
 	mode    Mode // root or rootless
 	ids     *idMapper
 	log     zerolog.Logger
-	name    string      // skillgate-<pid>-<random>: work dir and parent cgroup
-	dir     string      // WorkDir/name
-	libDir  string      // the Python runtime, bound read-only into every sandbox
-	etcDir  string      // the runs' /etc (systemview.go), bound read-only into every sandbox
-	cgroups *cgroupTree // nil: rlimits stand in (rootless without a writable cgroup)
+	name    string       // skillgate-<pid>-<random>: work dir and parent cgroup
+	dir     string       // WorkDir/name
+	libDir  string       // the Python runtime, bound read-only into every sandbox
+	etcDir  string       // the runs' /etc (systemview.go), bound read-only into every sandbox
+	cgroups *cgroup.Tree // nil: rlimits stand in (rootless without a writable cgroup)
 	// cgroupErr says why no cgroup could be used (rootless only).
 	cgroupErr   error
 	enforcement Enforcement
@@ -46,16 +48,16 @@ type Runner struct {
 	queued  atomic.Int64
 	running atomic.Int64
 
-	// The templates, when sandboxes are forked from them (zygoteOn): one
+	// The templates, when sandboxes are forked from them (templateOn): one
 	// per environment in use (templates_linux.go).
-	zygoteOn       bool
-	zmu            sync.Mutex
-	templates      map[string]*templateEntry // by Environment.Key, guarded by zmu
-	tick           uint64                    // guarded by zmu
-	warmEnv        Environment               // the warm pool's, guarded by zmu
-	zygoteRestarts atomic.Int64
-	zygoteSeccomp  string
-	zygoteLandlock landlockSpec
+	templateOn       bool
+	tmu              sync.Mutex
+	templates        map[string]*templateEntry // by Environment.Key, guarded by tmu
+	tick             uint64                    // guarded by tmu
+	warmEnv          Environment               // the warm pool's, guarded by tmu
+	templateRestarts atomic.Int64
+	templateSeccomp  string
+	templateLandlock pid1.LandlockSpec
 
 	// poolSize is WarmPool cut to WarmMemoryBytes by the measured
 	// warmBytes of one warm sandbox.
@@ -116,7 +118,7 @@ func newHooked(cfg Config, hooks testHooks) (*Runner, error) {
 		return nil, err
 	}
 	r.ids = ids
-	if err := r.checkZygote(); err != nil {
+	if err := r.checkTemplate(); err != nil {
 		close(r.refillDone) // the refiller never started
 		_ = r.Close()
 		return nil, fmt.Errorf("%w: %s mode: %w", ErrUnsupported, mode, err)
@@ -130,7 +132,7 @@ func newHooked(cfg Config, hooks testHooks) (*Runner, error) {
 // logReady states at start-up what enforces each limit and what does not.
 func (r *Runner) logReady() {
 	ev := r.log.Info().Int("workers", r.cfg.Workers).Int("warm_pool", r.cfg.WarmPool).
-		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python).Bool("zygote", r.zygoteOn).
+		Int("landlock_abi", r.landlockABI).Str("python", r.cfg.Python).Bool("template", r.templateOn).
 		Int64("warm_sandbox_bytes", r.warmBytes.Load()).Int64("warm_pool_size", r.poolSize.Load())
 	for _, kv := range r.enforcement.Pairs() {
 		if kv[0] != "gap" {
@@ -173,7 +175,7 @@ func newRunner(cfg Config, mode Mode, hooks testHooks) (*Runner, error) {
 		hooks:      hooks,
 		mode:       mode,
 		log:        cfg.Logger,
-		name:       cgroupPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]),
+		name:       cgroup.Prefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]),
 		sem:        make(chan struct{}, cfg.Workers),
 		pool:       make(chan *sandbox, max(cfg.WarmPool, 1)),
 		starts:     newStartGate(),
@@ -205,20 +207,20 @@ func (r *Runner) openCgroups() error {
 		r.cgroupErr = errors.New("rlimits forced")
 		return nil
 	}
-	layouts, err := cgroupLayouts(&r.cfg, r.mode)
-	limits := cgroupLimits{memory: r.cfg.MemoryBytes, pids: r.cfg.Pids, cpus: r.cfg.CPUs}
+	layouts, err := cgroup.Layouts(r.cfg.CgroupDir, r.mode == ModeRootless)
+	limits := cgroup.Limits{Memory: r.cfg.MemoryBytes, Pids: r.cfg.Pids, CPUs: r.cfg.CPUs}
 	for _, layout := range layouts {
-		tree, terr := newCgroupTree(layout, r.name, limits)
-		if terr == nil && r.mode == ModeRoot && len(tree.missing()) > 0 {
+		tree, terr := cgroup.NewTree(layout, r.name, limits)
+		if terr == nil && r.mode == ModeRoot && len(tree.Missing()) > 0 {
 			terr = fmt.Errorf("no %s cgroup controller in cgroup v2 %s (delegate it, e.g. systemd Delegate=yes)",
-				strings.Join(tree.missing(), " and "), layout.dir)
+				strings.Join(tree.Missing(), " and "), layout.Dir())
 		}
 		if terr == nil {
 			r.cgroups = tree
-			tree.sweepStale()
+			tree.SweepStale()
 			return nil
 		}
-		_ = tree.close()
+		_ = tree.Close()
 		err = errors.Join(err, terr)
 	}
 	if r.mode == ModeRoot || r.cfg.CgroupDir != "" {
@@ -233,7 +235,7 @@ func (r *Runner) openCgroups() error {
 // dropCgroups makes the Runner limit runs with rlimits from now on.
 func (r *Runner) dropCgroups(why error) {
 	if r.cgroups != nil {
-		_ = r.cgroups.close()
+		_ = r.cgroups.Close()
 	}
 	r.cgroups, r.cgroupErr = nil, why
 }
@@ -253,7 +255,7 @@ func (r *Runner) makeWorkDir() error {
 	}
 	entries, _ := os.ReadDir(r.cfg.WorkDir)
 	for _, e := range entries {
-		if staleName(e.Name()) {
+		if cgroup.StaleName(e.Name()) {
 			_ = os.RemoveAll(filepath.Join(r.cfg.WorkDir, e.Name()))
 		}
 	}
@@ -408,11 +410,11 @@ func (r *Runner) Stats() Stats {
 func (r *Runner) WarmSandboxBytes() int64 { return r.warmBytes.Load() }
 
 // TemplateRestarts counts sandbox templates that exited and were replaced.
-func (r *Runner) TemplateRestarts() int { return int(r.zygoteRestarts.Load()) }
+func (r *Runner) TemplateRestarts() int { return int(r.templateRestarts.Load()) }
 
-// Zygote reports whether sandboxes are forked from a template.
-func (r *Runner) Zygote() bool {
-	return r.zygoteOn
+// UsesTemplate reports whether sandboxes are forked from a template.
+func (r *Runner) UsesTemplate() bool {
+	return r.templateOn
 }
 
 // Close kills every sandbox (runs in flight return ErrClosed), waits for
@@ -436,7 +438,14 @@ func (r *Runner) Close() error {
 		if len(r.ahead) > 0 {
 			discarded = (<-r.ahead).discard()
 		}
-		r.closeErr = errors.Join(discarded, r.cgroups.close(), os.RemoveAll(r.dir))
+		r.closeErr = errors.Join(discarded, r.cgroups.Close(), os.RemoveAll(r.dir))
 	})
 	return r.closeErr
+}
+
+// hostCgroupMoveHint is MoveHint for this host.
+func (r *Runner) hostCgroupMoveHint() string {
+	mountinfo, _ := os.ReadFile("/proc/self/mountinfo")
+	cmdline, _ := os.ReadFile("/proc/cmdline")
+	return cgroup.MoveHint(r.cgroups != nil, string(mountinfo), string(cmdline))
 }

@@ -15,13 +15,17 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/cgroup"
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // spawnTimeout bounds a sandbox start (Python included) on a loaded host.
 const spawnTimeout = 30 * time.Second
 
 // sandbox is one single-use sandbox: pid 1 (this binary re-executed with
-// initVerb) in fresh namespaces and its own cgroup, Python waiting for a
+// wire.InitVerb) in fresh namespaces and its own cgroup, Python waiting for a
 // job. Created by spawn, used by at most one run, ended by teardown.
 type sandbox struct {
 	id      string
@@ -31,7 +35,7 @@ type sandbox struct {
 	// spare takes a template sandbox's directory back, emptied, for the
 	// next one (see removeDir); nil from scratch.
 	spare    chan<- string
-	cg       *runCgroup
+	cg       *cgroup.Run
 	cmd      *exec.Cmd
 	pid      int
 	pidfd    int // from a template: pid 1's pidfd, else -1
@@ -60,7 +64,7 @@ type sandbox struct {
 }
 
 // pipes are the parent's and the child's ends, in child fd order 3..8
-// (fdCtl..fdStderr).
+// (wire.FDCtl..wire.FDStderr).
 type pipes struct{ parent, child [6]*os.File }
 
 func newPipes() (*pipes, error) {
@@ -107,14 +111,14 @@ func (r *Runner) spawn(network bool, env Environment) (*sandbox, error) {
 		env:     env,
 		logs:    newLogBuffer(MaxLogsPreview, r.cfg.LogsHardCap),
 		logDone: make(chan struct{}),
-		status:  &statusLog{events: make(chan statusEvent, 8)},
+		status:  &statusLog{events: make(chan wire.Status, 8)},
 		exited:  make(chan struct{}),
 		release: make(chan struct{}),
 		reaped:  make(chan struct{}),
 		pidfd:   -1,
 	}
 	sb.timeline.mark(phaseBegin)
-	fromTemplate := r.zygoteOn && !network
+	fromTemplate := r.templateOn && !network
 	// Like warm sandboxes, what is made ahead and kept for the next start
 	// belongs to a Runner with a warm pool; one without keeps nothing.
 	keeps := fromTemplate && r.cfg.WarmPool > 0
@@ -136,7 +140,7 @@ func (r *Runner) spawn(network bool, env Environment) (*sandbox, error) {
 	sb.timeline.mark(phasePrepared)
 	start := sb.start
 	if fromTemplate {
-		start = sb.startFromZygote
+		start = sb.startFromTemplate
 	}
 	if err := start(r); err != nil {
 		sb.teardown()
@@ -151,7 +155,7 @@ type prepared struct {
 	id      string
 	dir     string
 	rootDir string // from scratch: the mount point of its root
-	cg      *runCgroup
+	cg      *cgroup.Run
 }
 
 // prepare makes a sandbox's host directory and cgroup. The directory holds
@@ -170,7 +174,7 @@ func (r *Runner) prepare(fromTemplate bool) (prepared, error) {
 	if fromTemplate {
 		select {
 		case p.dir = <-r.spareDirs:
-			if p.cg, err = r.cgroups.create(p.id); err != nil {
+			if p.cg, err = r.cgroups.Create(p.id); err != nil {
 				_ = os.RemoveAll(p.dir)
 			}
 			return p, err
@@ -191,7 +195,7 @@ func (r *Runner) prepare(fromTemplate bool) (prepared, error) {
 		_ = os.RemoveAll(p.dir)
 		return p, fmt.Errorf("sandbox dir: %w", err)
 	}
-	if p.cg, err = r.cgroups.create(p.id); err != nil {
+	if p.cg, err = r.cgroups.Create(p.id); err != nil {
 		_ = os.RemoveAll(p.dir)
 		return p, err
 	}
@@ -200,7 +204,7 @@ func (r *Runner) prepare(fromTemplate bool) (prepared, error) {
 
 // discard removes what prepare made for a sandbox that never started.
 func (p prepared) discard() error {
-	return errors.Join(p.cg.destroy(), os.RemoveAll(p.dir))
+	return errors.Join(p.cg.Destroy(), os.RemoveAll(p.dir))
 }
 
 // prepareFromAhead returns the directory and cgroup made ahead for a
@@ -271,7 +275,7 @@ func (sb *sandbox) start(r *Runner) error {
 		sb.envFDs, envFiles, err = passEnvironment(sb.env, &sb.cmd.ExtraFiles)
 	}
 	if err == nil {
-		err = sb.startLocked()
+		err = sb.startOnLockedThread()
 		sb.timeline.mark(phaseForked)
 	}
 	closeFiles(envFiles)
@@ -296,10 +300,10 @@ func (sb *sandbox) start(r *Runner) error {
 	if err := r.ids.writeMaps(sb.pid); err != nil {
 		return err
 	}
-	if err := sb.cg.attach(sb.pid); err != nil {
+	if err := sb.cg.Attach(sb.pid); err != nil {
 		return err
 	}
-	if err := writeFrame(sb.ctl, r.initConfig(sb)); err != nil {
+	if err := wire.WriteFrame(sb.ctl, r.pid1Config(sb)); err != nil {
 		return fmt.Errorf("configure sandbox: %w", err)
 	}
 	if err := sb.awaitReady(); err != nil {
@@ -312,7 +316,7 @@ func (sb *sandbox) start(r *Runner) error {
 		}
 		sb.egressL = l
 	}
-	ws, err := os.OpenRoot(fmt.Sprintf("/proc/%d/root%s", sb.pid, workspacePath))
+	ws, err := os.OpenRoot(fmt.Sprintf("/proc/%d/root%s", sb.pid, wire.WorkspacePath))
 	if err != nil {
 		return fmt.Errorf("open sandbox workspace: %w", err)
 	}
@@ -382,7 +386,7 @@ func (sb *sandbox) copyStream(mu *sync.Mutex, s Stream, f *os.File) {
 func (r *Runner) initCommand(child [6]*os.File) *exec.Cmd {
 	// The Runner's name marks its pid 1s (in ps, and for the tests'
 	// leftover checks); pid 1 ignores it.
-	cmd := exec.Command("/proc/self/exe", initVerb, r.name)
+	cmd := exec.Command("/proc/self/exe", wire.InitVerb, r.name)
 	cmd.Env = []string{"GOMAXPROCS=1"}
 	cmd.ExtraFiles = child[:]
 	cmd.Stderr = child[1] // a crash report of pid 1 reaches the status reader
@@ -390,8 +394,8 @@ func (r *Runner) initCommand(child [6]*os.File) *exec.Cmd {
 	return cmd
 }
 
-func (r *Runner) initConfig(sb *sandbox) initConfig {
-	c := initConfig{
+func (r *Runner) pid1Config(sb *sandbox) wire.InitConfig {
+	c := wire.InitConfig{
 		RootDir:        sb.rootDir,
 		JobDir:         sb.jobDir,
 		LibDir:         r.libDir,
@@ -410,11 +414,11 @@ func (r *Runner) initConfig(sb *sandbox) initConfig {
 	return c
 }
 
-// startLocked starts pid 1 from a goroutine that keeps its OS thread for
+// startOnLockedThread starts pid 1 from a goroutine that keeps its OS thread for
 // the sandbox's lifetime: Pdeathsig fires when the spawning thread exits.
 // The goroutine then notices pid 1's exit without reaping it, so the pid
 // cannot be reused while the host still uses /proc/<pid>.
-func (sb *sandbox) startLocked() error {
+func (sb *sandbox) startOnLockedThread() error {
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
@@ -456,7 +460,7 @@ func (sb *sandbox) awaitReady() error {
 	sb.timeline.mark(phaseReady)
 	select {
 	case ev := <-sb.status.events:
-		if ev.Ev == evSpawned {
+		if ev.Ev == wire.EvSpawned {
 			sb.landlock = ev.Landlock
 			for i, t := range ev.Stamps {
 				if phaseEntered+i < phaseReady {
@@ -477,7 +481,7 @@ func (sb *sandbox) setupError(cause error) error {
 	<-sb.exited
 	var msgs []string
 	for ev := range sb.status.events {
-		if ev.Ev == evError {
+		if ev.Ev == wire.EvError {
 			msgs = append(msgs, ev.Msg)
 		}
 	}
@@ -562,7 +566,7 @@ func (sb *sandbox) doTeardown() error {
 	if sb.egressL != nil {
 		_ = sb.egressL.Close()
 	}
-	return errors.Join(sb.cg.destroy(), sb.removeDir())
+	return errors.Join(sb.cg.Destroy(), sb.removeDir())
 }
 
 // removeDir removes the sandbox's host directory, or empties it and hands
@@ -594,3 +598,6 @@ func emptyDir(dir string) error {
 	}
 	return nil
 }
+
+// runInit is pid 1 of a sandbox started from scratch (see MaybeInit).
+func runInit() { pid1.Main() }

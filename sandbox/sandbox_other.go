@@ -38,4 +38,22 @@ func (r *Runner) Stats() Stats { return Stats{} }
 // Close does nothing off Linux.
 func (r *Runner) Close() error { return nil }
 
+// UsesTemplate is false off Linux.
+func (r *Runner) UsesTemplate() bool { return false }
+
+// TemplateRestarts is 0 off Linux.
+func (r *Runner) TemplateRestarts() int { return 0 }
+
+// WarmSandboxBytes is 0 off Linux.
+func (r *Runner) WarmSandboxBytes() int64 { return 0 }
+
+// Templates is empty off Linux.
+func (r *Runner) Templates() TemplateStats { return TemplateStats{} }
+
+// WarmEnvironment is empty off Linux.
+func (r *Runner) WarmEnvironment() Environment { return Environment{} }
+
+// SetWarmEnvironment fails off Linux.
+func (r *Runner) SetWarmEnvironment(env Environment) error { return unsupported() }
+
 func runInit() {}

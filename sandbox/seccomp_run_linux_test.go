@@ -19,10 +19,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
 )
 
 // seccompChildEnv makes this test binary, started again, install the
-// sandbox's filter the way pid 1 does (installSeccomp, no_new_privs, on
+// sandbox's filter the way pid 1 does (pid1.InstallSeccomp, no_new_privs, on
 // the thread that goes on) and exec the command in its arguments: the
 // filter of a run, on the host, where the real libraries can be imported.
 const seccompChildEnv = "SKILLGATE_TEST_SECCOMP_EXEC"
@@ -33,7 +35,7 @@ func init() {
 	}
 	runtime.LockOSThread()
 	args := os.Args[len(os.Args)-2:] // -- and the script; python is defaultPython
-	if err := installSeccomp(false); err != nil {
+	if err := pid1.InstallSeccomp(false); err != nil {
 		fmt.Fprintln(os.Stderr, "seccomp child:", err)
 		os.Exit(3)
 	}
@@ -48,7 +50,7 @@ func init() {
 func withEachStart(t *testing.T, fn func(t *testing.T, r *Runner)) {
 	t.Run("template", func(t *testing.T) { fn(t, sharedRunner(t)) })
 	t.Run("from scratch", func(t *testing.T) {
-		fn(t, ownRunner(t, func(c *Config) { c.Zygote = ZygoteOff }))
+		fn(t, ownRunner(t, func(c *Config) { c.Template = TemplateOff }))
 	})
 }
 

@@ -7,3 +7,9 @@ type Stats struct {
 	WarmReady int // pre-started sandboxes ready for a job
 	Starting  int // sandbox starts under way (pool refill, or a run that found the pool empty)
 }
+
+// TemplateStats describe the Runner's templates.
+type TemplateStats struct {
+	Count int   // templates running, the warm pool's included
+	Bytes int64 // their memory (proportional set sizes)
+}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // The run's /etc is a read-only projection of the host's: a few files the
@@ -60,8 +62,8 @@ var generatedEtc = map[string]string{
 		"sandbox:x:1000:1000:sandbox:/workspace:/usr/sbin/nologin\n" +
 		"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
 	"group":         "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n",
-	"hostname":      hostname + "\n",
-	"hosts":         "127.0.0.1 localhost " + hostname + "\n::1 localhost\n",
+	"hostname":      wire.Hostname + "\n",
+	"hosts":         "127.0.0.1 localhost " + wire.Hostname + "\n::1 localhost\n",
 	"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n",
 }
 

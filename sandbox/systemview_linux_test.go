@@ -124,9 +124,9 @@ def main(args):
 // and the run's /etc holds the allow-list and nothing secret.
 func TestSystemViewRealLibraries(t *testing.T) {
 	hostHasLibraries(t)
-	for _, mode := range []ZygoteMode{ZygoteOn, ZygoteOff} {
+	for _, mode := range []TemplateMode{TemplateOn, TemplateOff} {
 		t.Run(string(mode), func(t *testing.T) {
-			r := ownRunner(t, func(c *Config) { c.Zygote = mode; c.MemoryBytes = 512 << 20 })
+			r := ownRunner(t, func(c *Config) { c.Template = mode; c.MemoryBytes = 512 << 20 })
 			res := run(t, r, realLibrariesCode, nil, withTimeout(2*time.Minute), func(j *Job) { j.OutputBlobIDs = []string{"blob:plot"} })
 			out := output(t, res)
 			assert.Equal(t, 204.0, out["numpy"])

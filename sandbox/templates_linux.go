@@ -3,16 +3,16 @@ package sandbox
 import "fmt"
 
 // templateEntry is one environment's template in the Runner's set: ready
-// is closed once the start ended, with z or err set. users counts the
+// is closed once the start ended, with tpl or err set. users counts the
 // sandbox starts holding it: a template is stopped only when idle.
 type templateEntry struct {
 	env   Environment
-	z     *zygote
+	tpl   *template
 	err   error
 	ready chan struct{}
-	users int    // guarded by zmu
-	used  uint64 // tick of its last use, guarded by zmu
-	bytes int64  // its memory once started (Pss), guarded by zmu
+	users int    // guarded by tmu
+	used  uint64 // tick of its last use, guarded by tmu
+	bytes int64  // its memory once started (Pss), guarded by tmu
 }
 
 // template returns a live template for env, starting one (again) when
@@ -21,13 +21,13 @@ type templateEntry struct {
 // template, others go on beside it. Past MaxTemplates (or the warm memory
 // budget) the least recently used idle template that is not the warm
 // pool's is stopped; the sandboxes it made live on.
-func (r *Runner) template(env Environment) (z *zygote, release func(), err error) {
-	r.zmu.Lock()
+func (r *Runner) acquireTemplate(env Environment) (tpl *template, release func(), err error) {
+	r.tmu.Lock()
 	e := r.templates[env.Key]
 	if e != nil && e.isDead() {
-		if e.z != nil {
-			r.zygoteRestarts.Add(1)
-			r.log.Warn().Str("environment", env.Key).Str("state", e.z.cmd.ProcessState.String()).
+		if e.tpl != nil {
+			r.templateRestarts.Add(1)
+			r.log.Warn().Str("environment", env.Key).Str("state", e.tpl.cmd.ProcessState.String()).
 				Msg("sandbox template exited; starting a new one")
 		}
 		delete(r.templates, env.Key)
@@ -41,22 +41,22 @@ func (r *Runner) template(env Environment) (z *zygote, release func(), err error
 	e.users++
 	r.tick++
 	e.used = r.tick
-	r.zmu.Unlock()
+	r.tmu.Unlock()
 	release = func() { r.releaseTemplate(e) }
 	if starter {
-		z, err := r.startZygote(env)
+		tpl, err := r.startTemplate(env)
 		var bytes int64
 		if err == nil {
-			bytes, _ = readPss(z.cmd.Process.Pid)
+			bytes, _ = readPss(tpl.cmd.Process.Pid)
 		}
-		r.zmu.Lock()
-		e.z, e.err, e.bytes = z, err, bytes
+		r.tmu.Lock()
+		e.tpl, e.err, e.bytes = tpl, err, bytes
 		close(e.ready)
 		if err != nil && r.templates[env.Key] == e {
 			delete(r.templates, env.Key)
 		}
 		stop := r.evictLocked()
-		r.zmu.Unlock()
+		r.tmu.Unlock()
 		stopAll(stop)
 	}
 	<-e.ready
@@ -67,37 +67,37 @@ func (r *Runner) template(env Environment) (z *zygote, release func(), err error
 		}
 		return nil, nil, e.err
 	}
-	return e.z, release, nil
+	return e.tpl, release, nil
 }
 
-// isDead: the start failed or the template exited. Called with zmu held.
+// isDead: the start failed or the template exited. Called with tmu held.
 func (e *templateEntry) isDead() bool {
 	select {
 	case <-e.ready:
-		return e.err != nil || !e.z.alive()
+		return e.err != nil || !e.tpl.alive()
 	default:
 		return false // starting
 	}
 }
 
 func (r *Runner) releaseTemplate(e *templateEntry) {
-	r.zmu.Lock()
+	r.tmu.Lock()
 	e.users--
 	stop := r.evictLocked()
-	r.zmu.Unlock()
+	r.tmu.Unlock()
 	stopAll(stop)
 }
 
 // evictLocked takes out of the set, least recently used first, idle
 // templates other than the warm pool's while the set holds more than
 // MaxTemplates or more memory than the warm memory budget leaves beside
-// the pool's sandboxes. The caller stops them once zmu is released.
-func (r *Runner) evictLocked() []*zygote {
-	var stop []*zygote
+// the pool's sandboxes. The caller stops them once tmu is released.
+func (r *Runner) evictLocked() []*template {
+	var stop []*template
 	for r.overTemplateBudgetLocked() {
 		var lru *templateEntry
 		for key, e := range r.templates {
-			if key == r.warmEnv.Key || e.users > 0 || e.z == nil {
+			if key == r.warmEnv.Key || e.users > 0 || e.tpl == nil {
 				continue
 			}
 			if lru == nil || e.used < lru.used {
@@ -108,7 +108,7 @@ func (r *Runner) evictLocked() []*zygote {
 			break // every other template is in use: it goes once idle
 		}
 		delete(r.templates, lru.env.Key)
-		stop = append(stop, lru.z)
+		stop = append(stop, lru.tpl)
 	}
 	return stop
 }
@@ -127,44 +127,38 @@ func (r *Runner) overTemplateBudgetLocked() bool {
 	return total > r.cfg.WarmMemoryBytes
 }
 
-func stopAll(zs []*zygote) {
-	for _, z := range zs {
-		z.stop()
+func stopAll(zs []*template) {
+	for _, tpl := range zs {
+		tpl.stop()
 	}
 }
 
 // stopTemplates ends every template: at Close, and when the templates'
 // user namespaces have id maps given up.
 func (r *Runner) stopTemplates() {
-	r.zmu.Lock()
-	var stop []*zygote
+	r.tmu.Lock()
+	var stop []*template
 	for key, e := range r.templates {
 		select {
 		case <-e.ready:
-			if e.z != nil {
-				stop = append(stop, e.z)
+			if e.tpl != nil {
+				stop = append(stop, e.tpl)
 			}
 		default: // its starter stops it: it finds itself out of the set
 		}
 		delete(r.templates, key)
 	}
-	r.zmu.Unlock()
+	r.tmu.Unlock()
 	stopAll(stop)
-}
-
-// TemplateStats describe the Runner's templates.
-type TemplateStats struct {
-	Count int   // templates running, the warm pool's included
-	Bytes int64 // their memory (proportional set sizes)
 }
 
 // Templates reports the templates running now.
 func (r *Runner) Templates() TemplateStats {
-	r.zmu.Lock()
-	defer r.zmu.Unlock()
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
 	var s TemplateStats
 	for _, e := range r.templates {
-		if e.z != nil && e.z.alive() {
+		if e.tpl != nil && e.tpl.alive() {
 			s.Count++
 			s.Bytes += e.bytes
 		}
@@ -175,8 +169,8 @@ func (r *Runner) Templates() TemplateStats {
 // WarmEnvironment is the environment the warm pool's sandboxes are made
 // for.
 func (r *Runner) WarmEnvironment() Environment {
-	r.zmu.Lock()
-	defer r.zmu.Unlock()
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
 	return r.warmEnv
 }
 
@@ -192,9 +186,9 @@ func (r *Runner) SetWarmEnvironment(env Environment) error {
 		return ErrClosed
 	}
 	defer r.wg.Done()
-	r.zmu.Lock()
+	r.tmu.Lock()
 	r.warmEnv = env
-	r.zmu.Unlock()
+	r.tmu.Unlock()
 	for range len(r.pool) {
 		select {
 		case sb := <-r.pool:

@@ -4,9 +4,9 @@ package sandbox
 // newHooked: they stay out of Config, which operators fill, so that no
 // configuration can reach them. The zero value is production.
 type testHooks struct {
-	// breakZygote makes the template fail at start: tests cover the
-	// fallback of ZygoteAuto.
-	breakZygote bool
+	// breakTemplate makes the template fail at start: tests cover the
+	// fallback of TemplateAuto.
+	breakTemplate bool
 	// breakJobDir gives a template's sandboxes a job directory that does
 	// not exist: tests cover a job process whose set-up fails.
 	breakJobDir bool

@@ -3,7 +3,7 @@ package sandbox
 import (
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // Phases of a sandbox start, in order. The host and the sandbox's own
@@ -27,13 +27,7 @@ var phaseNames = [numPhases]string{"begin", "prepared", "forked", "entered", "ro
 // path has no such phase).
 type timeline [numPhases]int64
 
-func monotonicNow() int64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
-}
-
-func (t *timeline) mark(phase int) { t[phase] = monotonicNow() }
+func (t *timeline) mark(phase int) { t[phase] = wire.MonotonicNow() }
 
 // since returns the time from the previous stamped phase to phase.
 func (t *timeline) since(phase int) time.Duration {

@@ -12,7 +12,7 @@ import (
 // ms), then the first job and the teardown; "interp" is a bare
 // `python3 -I -B -c pass` measured in between, to split the Python phase
 // into the interpreter's start and the runtime's imports; "warm-MiB" is
-// one warm sandbox's memory (sum of PSS). SKILLGATE_SANDBOX_ZYGOTE=on|off
+// one warm sandbox's memory (sum of PSS). SKILLGATE_SANDBOX_TEMPLATE=on|off
 // picks the start path:
 //
 //	go test -run '^$' -bench StartTimeline -benchtime 50x ./sandbox/

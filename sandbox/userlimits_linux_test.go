@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skillgate/skillgate/internal/runerror"
+	"github.com/skillgate/skillgate/sandbox/internal/pid1"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // holdCode, appended to a run's code, makes hold() report that the run
@@ -57,7 +59,7 @@ func startHolding(t *testing.T, r *Runner, code string) *holding {
 			dir := filepath.Join("/proc", strconv.Itoa(pid))
 			status, _ := os.ReadFile(filepath.Join(dir, "status"))
 			parent, _ := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(statusLine(string(status), "PPid:")), "cmdline"))
-			if !strings.Contains(string(parent), initVerb) {
+			if !strings.Contains(string(parent), wire.InitVerb) {
 				continue // not the run's Python, the child of its pid 1
 			}
 			if _, err := os.Stat(filepath.Join(dir, "root", "workspace", "ready")); err == nil {
@@ -123,9 +125,9 @@ def counted():
 // are per user namespace and uid, charged up to the host user that made
 // the first namespace (root, in root mode).
 func TestRunsHaveTheirOwnUserCounts(t *testing.T) {
-	for _, z := range []ZygoteMode{ZygoteOn, ZygoteOff} {
-		t.Run(string(z), func(t *testing.T) {
-			r := ownRunner(t, func(c *Config) { c.Zygote = z })
+	for _, m := range []TemplateMode{TemplateOn, TemplateOff} {
+		t.Run(string(m), func(t *testing.T) {
+			r := ownRunner(t, func(c *Config) { c.Template = m })
 			first := startHolding(t, r, countedCode+`
 def main(args):
     out = counted()
@@ -142,7 +144,7 @@ def main(args):
     del out["_fds"]
     return out
 `, nil)
-			limits := map[string]any{"inotify": float64(8), "inotify_errno": "EMFILE", "sigq_queued": float64(runSigPending)}
+			limits := map[string]any{"inotify": float64(8), "inotify_errno": "EMFILE", "sigq_queued": float64(pid1.RunSigPending)}
 			assert.Equal(t, limits, output(t, second), "a second run, while the first holds its own")
 			assert.Equal(t, limits, output(t, first.release(t)), "the first run")
 		})
@@ -154,8 +156,8 @@ def main(args):
 // uid of a user namespace. A run that forks up to its limit and holds its
 // processes must leave another run of the same template free to fork.
 func TestTemplateRunsHaveTheirOwnProcessLimit(t *testing.T) {
-	r := hookedRunner(t, testHooks{forceRlimits: true}, func(c *Config) { c.Zygote = ZygoteOn })
-	require.True(t, r.Zygote())
+	r := hookedRunner(t, testHooks{forceRlimits: true}, func(c *Config) { c.Template = TemplateOn })
+	require.True(t, r.UsesTemplate())
 	forks := `
 import os
 

@@ -72,7 +72,7 @@ type serveConfig struct {
 	PythonIndexURL      string
 	PythonPreload       []string
 	SandboxMode         string
-	SandboxZygote       string
+	SandboxTemplate     string
 	SandboxIDMap        string
 	SandboxCgroup       string
 	SandboxWorkDir      string
@@ -187,7 +187,8 @@ func registerLocalFlags(fs *pflag.FlagSet, c *serveConfig) {
 	fs.StringVar(&c.Python, "python", sd.Python, "absolute path of the Python interpreter that runs skills (under /usr)")
 	registerPythonFlags(fs, c)
 	fs.StringVar(&c.SandboxMode, "sandbox-mode", string(sandbox.ModeAuto), "auto, root or rootless: root maps a uid range and uses cgroups; rootless builds the sandbox from an unprivileged user namespace (auto: root when run as root)")
-	fs.StringVar(&c.SandboxZygote, "sandbox-zygote", string(sandbox.ZygoteAuto), "on, off or auto: fork each sandbox from a template that has Python and the runtime loaded (auto: when it passes the start-up self-check) instead of starting it from scratch")
+	fs.StringVar(&c.SandboxTemplate, "sandbox-template", string(sandbox.TemplateAuto), "on, off or auto: fork each sandbox from a template that has Python and the runtime loaded (auto: when it passes the start-up self-check) instead of starting it from scratch")
+	registerDeprecatedFlags(fs)
 	fs.StringVar(&c.SandboxIDMap, "sandbox-idmap", string(sandbox.IDMapAuto), "rootless only: subordinate maps runs to the gateway user's /etc/subuid range with newuidmap; own maps them to the gateway's own uid (auto: subordinate where available)")
 	fs.StringVar(&c.SandboxCgroup, "sandbox-cgroup", "", "rootless only: a cgroup v2 directory delegated to the gateway's user to create run cgroups in (default: its own cgroup when writable)")
 	fs.StringVar(&c.SandboxWorkDir, "sandbox-work-dir", "", "directory for the sandboxes' host state and runtime; it must belong to the gateway's user and be writable by no one else (default: $TMPDIR/skillgate-sandbox as root, else $XDG_RUNTIME_DIR/skillgate-sandbox or $TMPDIR/skillgate-sandbox-<uid>)")
@@ -235,9 +236,51 @@ func loadConfig(cmd *cobra.Command) error {
 		}
 		if err := fs.Set(f.Name, configValue(v, f.Name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f.Name, err))
+			return
+		}
+		if f.Deprecated != "" {
+			// pflag writes its own notice into cobra's buffer, which
+			// only the command line's parse errors print.
+			fmt.Fprintf(cmd.ErrOrStderr(), "Flag --%s has been deprecated, %s\n", f.Name, f.Deprecated)
 		}
 	})
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return applyDeprecatedFlags(fs)
+}
+
+// deprecatedFlags are flag (and config-file key) names an earlier version
+// had, each with the flag that replaced it: they are still accepted, with a
+// warning, until a release notes their removal in docs/upgrading.md.
+var deprecatedFlags = map[string]string{
+	"sandbox-zygote": "sandbox-template",
+}
+
+// registerDeprecatedFlags defines the old names as hidden string flags of
+// their own: applyDeprecatedFlags copies one into its replacement, so the
+// new name, when given anywhere, wins over the old.
+func registerDeprecatedFlags(fs *pflag.FlagSet) {
+	for old, replacement := range deprecatedFlags {
+		fs.String(old, "", "deprecated: use --"+replacement)
+		_ = fs.MarkDeprecated(old, "use --"+replacement)
+	}
+}
+
+// applyDeprecatedFlags sets each replacement flag that was given nowhere
+// from its old name, when that was given (command line, file or
+// environment).
+func applyDeprecatedFlags(fs *pflag.FlagSet) error {
+	for old, replacement := range deprecatedFlags {
+		o, n := fs.Lookup(old), fs.Lookup(replacement)
+		if o == nil || n == nil || !o.Changed || n.Changed {
+			continue
+		}
+		if err := fs.Set(replacement, o.Value.String()); err != nil {
+			return fmt.Errorf("%s: %w", old, err)
+		}
+	}
+	return nil
 }
 
 // configValue is a flag's value from the file or the environment, as the
@@ -324,8 +367,8 @@ func (c *serveConfig) validateLocal() error {
 	if _, err := sandbox.ParseMode(c.SandboxMode); err != nil {
 		errs = append(errs, fmt.Errorf("--sandbox-mode must be auto, root or rootless, not %q", c.SandboxMode))
 	}
-	if _, err := sandbox.ParseZygoteMode(c.SandboxZygote); err != nil {
-		errs = append(errs, fmt.Errorf("--sandbox-zygote must be auto, on or off, not %q", c.SandboxZygote))
+	if _, err := sandbox.ParseTemplateMode(c.SandboxTemplate); err != nil {
+		errs = append(errs, fmt.Errorf("--sandbox-template must be auto, on or off, not %q", c.SandboxTemplate))
 	}
 	if _, err := sandbox.ParseIDMap(c.SandboxIDMap); err != nil {
 		errs = append(errs, fmt.Errorf("--sandbox-idmap must be auto, subordinate or own, not %q", c.SandboxIDMap))
@@ -438,7 +481,7 @@ func (c *serveConfig) sandbox(log zerolog.Logger) sandbox.Config {
 	s := sandbox.DefaultConfig()
 	s.Python = c.Python
 	s.Mode, _ = sandbox.ParseMode(c.SandboxMode) // validated
-	s.Zygote, _ = sandbox.ParseZygoteMode(c.SandboxZygote)
+	s.Template, _ = sandbox.ParseTemplateMode(c.SandboxTemplate)
 	s.IDMap, _ = sandbox.ParseIDMap(c.SandboxIDMap)
 	s.CgroupDir = c.SandboxCgroup
 	if c.SandboxWorkDir != "" {

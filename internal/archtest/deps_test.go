@@ -28,42 +28,48 @@ const module = "github.com/skillgate/skillgate"
 // and internal/runerror the error types of a failed run that sandbox, runs
 // and dispatch all report, so that none of them needs another for it;
 // egress/hostpattern parses the destination patterns skills and
-// dispatch/auth validate, without the proxy. A package missing here fails
+// dispatch/auth validate, without the proxy. sandbox/internal/... are the
+// sandbox's own pieces, split along the processes that run them (see
+// sandbox/doc.go): only sandbox uses them, and none of them knows the
+// gateway side. A package missing here fails
 // the test: a new package states its place in the graph when it is added.
 var allowed = map[string][]string{
-	"transport":             {},
-	"metrics":               {},
-	"internal/pyname":       {},
-	"internal/runerror":     {},
-	"internal/testpki":      {},
-	"internal/testchild":    {},
-	"internal/testlog":      {},
-	"internal/scaleouttest": {},
-	"internal/archtest":     {},
-	"internal/mutrecheck":   {},
-	"internal/skipcheck":    {},
-	"dispatch/auth":         {"egress/hostpattern"},
-	"runs":                  {"internal/runerror"},
-	"runs/runstest":         {"runs"},
-	"runs/objstore":         {"runs", "blob"},
-	"sandbox":               {"internal/pyname", "internal/runerror"},
-	"pyenv":                 {"internal/pyname", "metrics"},
-	"pyenv/pyenvtest":       {},
-	"egress":                {"metrics", "egress/hostpattern"},
-	"egress/hostpattern":    {},
-	"skills":                {"internal/pyname", "egress/hostpattern", "pyenv"},
-	"blob":                  {},
-	"blob/blobtest":         {"blob"},
-	"blob/s3blob":           {"blob"},
-	"session":               {"transport", "metrics"},
-	"dispatch":              {"transport", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "internal/runerror", "egress", "egress/hostpattern", "runs", "pyenv"},
-	"framedfront":           {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
-	"httpfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
-	"console":               {},
-	"mcpfront":              {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth", "runs"},
-	"deploy":                {"internal/scaleouttest"},
-	"cmd/skillgate":         {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "framedfront", "httpfront", "mcpfront", "console", "egress", "egress/hostpattern", "internal/runerror", "runs", "runs/objstore", "pyenv"},
-	"cmd/skillgate-bench":   {"transport", "session", "internal/testpki"},
+	"transport":               {},
+	"metrics":                 {},
+	"internal/pyname":         {},
+	"internal/runerror":       {},
+	"internal/testpki":        {},
+	"internal/testchild":      {},
+	"internal/testlog":        {},
+	"internal/scaleouttest":   {},
+	"internal/archtest":       {},
+	"internal/mutrecheck":     {},
+	"internal/skipcheck":      {},
+	"dispatch/auth":           {"egress/hostpattern"},
+	"runs":                    {"internal/runerror"},
+	"runs/runstest":           {"runs"},
+	"runs/objstore":           {"runs", "blob"},
+	"sandbox":                 {"internal/pyname", "internal/runerror", "sandbox/internal/cgroup", "sandbox/internal/pid1", "sandbox/internal/wire"},
+	"sandbox/internal/cgroup": {},
+	"sandbox/internal/pid1":   {"sandbox/internal/wire"},
+	"sandbox/internal/wire":   {},
+	"pyenv":                   {"internal/pyname", "metrics"},
+	"pyenv/pyenvtest":         {},
+	"egress":                  {"metrics", "egress/hostpattern"},
+	"egress/hostpattern":      {},
+	"skills":                  {"internal/pyname", "egress/hostpattern", "pyenv"},
+	"blob":                    {},
+	"blob/blobtest":           {"blob"},
+	"blob/s3blob":             {"blob"},
+	"session":                 {"transport", "metrics"},
+	"dispatch":                {"transport", "metrics", "skills", "blob", "sandbox", "dispatch/auth", "internal/pyname", "internal/runerror", "egress", "egress/hostpattern", "runs", "pyenv"},
+	"framedfront":             {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
+	"httpfront":               {"transport", "session", "metrics", "dispatch", "dispatch/auth"},
+	"console":                 {},
+	"mcpfront":                {"transport", "metrics", "skills", "blob", "dispatch", "dispatch/auth", "runs"},
+	"deploy":                  {"internal/scaleouttest"},
+	"cmd/skillgate":           {"transport", "session", "metrics", "skills", "blob", "blob/s3blob", "sandbox", "dispatch", "dispatch/auth", "framedfront", "httpfront", "mcpfront", "console", "egress", "egress/hostpattern", "internal/runerror", "runs", "runs/objstore", "pyenv"},
+	"cmd/skillgate-bench":     {"transport", "session", "internal/testpki"},
 }
 
 // stdlibOnly packages import nothing outside the standard library.
@@ -230,6 +236,29 @@ func TestAppCodesOnlyInDispatch(t *testing.T) {
 		for _, lit := range stringLiterals(t, dir) {
 			if name, ok := codes[lit.value]; ok {
 				t.Errorf("%s: %q is dispatch.%s: packages below dispatch return errors and leave the codes to dispatch", lit.pos, lit.value, name)
+			}
+		}
+	}
+}
+
+// sandboxInternal is the prefix of the sandbox's own packages.
+const sandboxInternal = "sandbox/internal/"
+
+// The sandbox's pieces stay behind package sandbox, whose API is the only
+// way in (Go's internal rule says as much for the code; this says it for
+// the reader), and none of them imports the gateway side: not sandbox,
+// nor a front, nor dispatch.
+func TestSandboxPiecesStayInside(t *testing.T) {
+	for pkg, imports := range pkgImports(t) {
+		for _, imp := range imports {
+			dep := rel(imp)
+			if strings.HasPrefix(dep, sandboxInternal) {
+				assert.True(t, pkg == "sandbox" || strings.HasPrefix(pkg, sandboxInternal),
+					"%s must not import %s: only package sandbox uses its pieces", pkg, dep)
+			}
+			if strings.HasPrefix(pkg, sandboxInternal) && dep != imp {
+				assert.True(t, strings.HasPrefix(dep, sandboxInternal),
+					"%s must not import %s: the sandbox's pieces know nothing of the gateway", pkg, dep)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package pid1
 
 import (
 	"encoding/json"
@@ -11,47 +11,34 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-)
 
-// Paths and environment inside the sandbox.
-const (
-	libMount      = "/opt/skillgate"
-	bootScript    = libMount + "/runtime/_boot.py"
-	workspacePath = "/workspace"
-	hostname      = "sandbox"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
-
-var sandboxEnv = []string{
-	"PATH=/usr/local/bin:/usr/bin:/bin",
-	"HOME=" + workspacePath,
-	"LANG=C.UTF-8",
-	"TMPDIR=/tmp",
-	"PYTHONDONTWRITEBYTECODE=1",
-}
 
 // initProc is the sandbox's pid 1: it builds the root, starts Python
 // restricted, reaps every process and reports Python's exit.
 type initProc struct {
 	status *os.File
-	cfg    initConfig
-	stamps []int64 // phaseEntered, phaseRoot, phasePython
+	cfg    wire.InitConfig
+	stamps []int64 // the timeline's entered, root and python phases (sandbox/timeline.go)
 }
 
-// runInit never returns: pid 1 exits when the host closes the control pipe
+// Main never returns: pid 1 exits when the host closes the control pipe
 // (or kills it), which makes the kernel kill everything in the sandbox.
-func runInit() {
+func Main() {
 	// Seccomp and the bounding set are per thread; Python is forked from
 	// this thread, which stays locked for good.
 	runtime.LockOSThread()
-	p := &initProc{status: os.NewFile(fdStatus, "status"), stamps: []int64{monotonicNow()}}
+	p := &initProc{status: os.NewFile(wire.FDStatus, "status"), stamps: []int64{wire.MonotonicNow()}}
 	// Python gets exactly the descriptors ForkExec hands it: not the
-	// originals of fds 3..8, nor anything the gateway inherited without
-	// close-on-exec from whoever started it.
-	if err := closeOnExecFrom(fdCtl); err != nil {
+	// originals of fds 3 and up (the pipes, the egress socket), nor
+	// anything the gateway inherited without close-on-exec from whoever
+	// started it.
+	if err := closeOnExecFrom(wire.FDCtl); err != nil {
 		p.fail(err)
 	}
-	ctl := os.NewFile(fdCtl, "ctl")
-	if err := readFrame(ctl, maxCtlFrame, &p.cfg); err != nil {
+	ctl := os.NewFile(wire.FDCtl, "ctl")
+	if err := wire.ReadFrame(ctl, wire.MaxCtlFrame, &p.cfg); err != nil {
 		p.fail(fmt.Errorf("read config: %w", err))
 	}
 	// Shielded only now: a non-dumpable pid 1 belongs to root in /proc,
@@ -63,13 +50,13 @@ func runInit() {
 	if err := p.setup(); err != nil {
 		p.fail(err)
 	}
-	p.stamps = append(p.stamps, monotonicNow())
+	p.stamps = append(p.stamps, wire.MonotonicNow())
 	abi, pid, err := p.spawn()
 	if err != nil {
 		p.fail(err)
 	}
-	p.stamps = append(p.stamps, monotonicNow())
-	p.send(statusEvent{Ev: evSpawned, Landlock: abi, Stamps: p.stamps})
+	p.stamps = append(p.stamps, wire.MonotonicNow())
+	p.send(wire.Status{Ev: wire.EvSpawned, Landlock: abi, Stamps: p.stamps})
 	go func() {
 		// The host keeps the write end open for the sandbox's lifetime:
 		// EOF means it is gone or done.
@@ -79,13 +66,13 @@ func runInit() {
 	p.reap(pid)
 }
 
-func (p *initProc) send(ev statusEvent) {
+func (p *initProc) send(ev wire.Status) {
 	data, _ := json.Marshal(ev)
 	_, _ = p.status.Write(append(data, '\n'))
 }
 
 func (p *initProc) fail(err error) {
-	p.send(statusEvent{Ev: evError, Msg: err.Error()})
+	p.send(wire.Status{Ev: wire.EvError, Msg: err.Error()})
 	os.Exit(1)
 }
 
@@ -99,7 +86,7 @@ func (p *initProc) setup() error {
 	if err := buildRoot(&p.cfg); err != nil {
 		return err
 	}
-	if err := unix.Sethostname([]byte(hostname)); err != nil {
+	if err := unix.Sethostname([]byte(wire.Hostname)); err != nil {
 		return fmt.Errorf("sethostname: %w", err)
 	}
 	if p.cfg.Network {
@@ -108,14 +95,14 @@ func (p *initProc) setup() error {
 		}
 	}
 	// pid 1's user namespace is the run's own: what the kernel counts per
-	// user there is the run's alone (see runUserLimits).
+	// user there is the run's alone (see RunUserLimits).
 	if err := setUserLimits(); err != nil {
 		return err
 	}
 	return setRlimits(&p.cfg)
 }
 
-func setRlimits(c *initConfig) error {
+func setRlimits(c *wire.InitConfig) error {
 	cpu := uint64(c.CPUSeconds)
 	for _, l := range []struct {
 		res        int
@@ -125,7 +112,7 @@ func setRlimits(c *initConfig) error {
 		{unix.RLIMIT_FSIZE, uint64(c.FileSizeBytes), uint64(c.FileSizeBytes)},
 		{unix.RLIMIT_CORE, 0, 0},
 		{unix.RLIMIT_CPU, cpu, cpu + 1},
-		{unix.RLIMIT_SIGPENDING, runSigPending, runSigPending},
+		{unix.RLIMIT_SIGPENDING, RunSigPending, RunSigPending},
 		{unix.RLIMIT_MSGQUEUE, runMsgQueueBytes, runMsgQueueBytes},
 	} {
 		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.cur, Max: l.limit}); err != nil {
@@ -147,21 +134,21 @@ func (p *initProc) spawn() (abi, pid int, err error) {
 	if abi, err = restrictLandlock(p.cfg.Network); err != nil {
 		return 0, 0, err
 	}
-	if err := installSeccomp(p.cfg.Network); err != nil {
+	if err := InstallSeccomp(p.cfg.Network); err != nil {
 		return 0, 0, err
 	}
 	attr := &syscall.ProcAttr{
-		Dir:   workspacePath,
-		Env:   sandboxEnv,
-		Files: []uintptr{0, fdStdout, fdStderr, fdJob, fdResult},
+		Dir:   wire.WorkspacePath,
+		Env:   wire.SandboxEnv,
+		Files: []uintptr{0, wire.FDStdout, wire.FDStderr, wire.FDJob, wire.FDResult},
 		Sys: &syscall.SysProcAttr{
 			Setsid: true,
 			// Rootless: setgroups is denied in the user namespace, and
 			// the supplementary groups stay what they were.
-			Credential: &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID, Groups: []uint32{}, NoSetGroups: setgroupsDenied()},
+			Credential: &syscall.Credential{Uid: wire.SandboxUID, Gid: wire.SandboxUID, Groups: []uint32{}, NoSetGroups: SetgroupsDenied()},
 		},
 	}
-	argv := []string{p.cfg.Python, "-I", "-B", bootScript}
+	argv := []string{p.cfg.Python, "-I", "-B", wire.BootScript}
 	pid, err = syscall.ForkExec(p.cfg.Python, argv, attr)
 	if err != nil {
 		return 0, 0, fmt.Errorf("start %s: %w", p.cfg.Python, err)
@@ -170,7 +157,7 @@ func (p *initProc) spawn() (abi, pid int, err error) {
 		_ = unix.Kill(pid, unix.SIGKILL)
 		return 0, 0, err
 	}
-	for _, fd := range []int{fdStdout, fdStderr, fdJob, fdResult} {
+	for _, fd := range []int{wire.FDStdout, wire.FDStderr, wire.FDJob, wire.FDResult} {
 		_ = unix.Close(fd)
 	}
 	return abi, pid, nil
@@ -221,7 +208,7 @@ func (p *initProc) reap(python int) {
 		case err != nil:
 			select {} // nothing left to reap; wait to be killed
 		case pid == python:
-			ev := statusEvent{Ev: evExit, CPUMilli: (ru.Utime.Nano() + ru.Stime.Nano()) / 1e6}
+			ev := wire.Status{Ev: wire.EvExit, CPUMilli: (ru.Utime.Nano() + ru.Stime.Nano()) / 1e6}
 			if ws.Signaled() {
 				ev.Signal = int(ws.Signal())
 			} else {

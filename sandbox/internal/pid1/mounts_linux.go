@@ -1,4 +1,4 @@
-package sandbox
+package pid1
 
 import (
 	"errors"
@@ -8,11 +8,9 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
-)
 
-// Host directories next to /usr that a merged-/usr system has as symlinks;
-// a split system has them as directories, which are bound read-only.
-var usrSiblings = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"}
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
+)
 
 // devices are bound from the host's /dev.
 var devices = []string{"null", "zero", "full", "random", "urandom"}
@@ -20,7 +18,7 @@ var devices = []string{"null", "zero", "full", "random", "urandom"}
 // buildRoot makes a tmpfs root with read-only system directories, fresh
 // /proc, a minimal /dev, size-limited /tmp and /workspace, the job and the
 // runtime read-only, and pivots into it. The host's root is gone after.
-func buildRoot(c *initConfig) error {
+func buildRoot(c *wire.InitConfig) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
@@ -33,21 +31,21 @@ func buildRoot(c *initConfig) error {
 		{"/usr", func() error { return bindReadOnly("/usr", filepath.Join(r, "usr")) }},
 		{"/bin, /lib ...", func() error { return linkUsrSiblings(r) }},
 		{"/job", func() error { return bindReadOnly(c.JobDir, filepath.Join(r, "job")) }},
-		{skillsMount, func() error { return os.Symlink(skillsTarget, filepath.Join(r, skillsMount)) }},
-		{blobsMount, func() error { return os.Symlink(blobsTarget, filepath.Join(r, blobsMount)) }},
-		{libMount, func() error { return bindReadOnly(c.LibDir, filepath.Join(r, libMount)) }},
-		{envMount, func() error { return bindEnvironment(r, c.EnvDirs, c.EnvFDs) }},
+		{wire.SkillsMount, func() error { return os.Symlink(wire.SkillsTarget, filepath.Join(r, wire.SkillsMount)) }},
+		{wire.BlobsMount, func() error { return os.Symlink(wire.BlobsTarget, filepath.Join(r, wire.BlobsMount)) }},
+		{wire.LibMount, func() error { return bindReadOnly(c.LibDir, filepath.Join(r, wire.LibMount)) }},
+		{wire.EnvMount, func() error { return bindEnvironment(r, c.EnvDirs, c.EnvFDs) }},
 		{"/proc", func() error { return mountProc(filepath.Join(r, "proc")) }},
 		{"/dev", func() error { return buildDev(filepath.Join(r, "dev"), c.TmpBytes) }},
 		{"/etc", func() error { return bindReadOnly(c.EtcDir, filepath.Join(r, "etc")) }},
 		{"/tmp", func() error {
 			return mountTmpfs(filepath.Join(r, "tmp"), tmpfsOpts(c.TmpBytes, "mode=1777"))
 		}},
-		{workspacePath, func() error {
-			return mountTmpfs(filepath.Join(r, workspacePath), tmpfsOpts(c.WorkspaceBytes,
+		{wire.WorkspacePath, func() error {
+			return mountTmpfs(filepath.Join(r, wire.WorkspacePath), tmpfsOpts(c.WorkspaceBytes,
 				// Readable by pid 1's uid, the gateway's: with a
 				// subordinate id range it does not own the run's files.
-				fmt.Sprintf("mode=0755,uid=%d,gid=%d", sandboxUID, sandboxUID)))
+				fmt.Sprintf("mode=0755,uid=%d,gid=%d", wire.SandboxUID, wire.SandboxUID)))
 		}},
 		{"pivot_root", func() error { return pivot(r) }},
 	}
@@ -60,18 +58,18 @@ func buildRoot(c *initConfig) error {
 	return remountReadOnly("/", false)
 }
 
-// bindEnvironment makes envMount, Landlock's rule for every environment,
+// bindEnvironment makes wire.EnvMount, Landlock's rule for every environment,
 // and mounts each environment directory there under its own name: the
 // detached mount the host passed, or a bind of its path.
 func bindEnvironment(r string, dirs []string, fds []int) error {
 	if len(fds) != 0 && len(fds) != len(dirs) {
 		return fmt.Errorf("%d environment directories, %d descriptors", len(dirs), len(fds))
 	}
-	if err := os.MkdirAll(filepath.Join(r, envMount), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(r, wire.EnvMount), 0o755); err != nil {
 		return err
 	}
 	for i, d := range dirs {
-		dst := filepath.Join(r, envMount, filepath.Base(d))
+		dst := filepath.Join(r, wire.EnvMount, filepath.Base(d))
 		var err error
 		if len(fds) == 0 {
 			err = bindReadOnly(d, dst)
@@ -147,7 +145,7 @@ func remountReadOnly(dst string, recursive bool) error {
 }
 
 func linkUsrSiblings(r string) error {
-	for _, name := range usrSiblings {
+	for _, name := range wire.UsrSiblings {
 		host := "/" + name
 		st, err := os.Lstat(host)
 		switch {
@@ -232,8 +230,8 @@ func pivot(r string) error {
 
 // landlockReadDirs are the directories Python may read.
 func landlockReadDirs() []string {
-	dirs := []string{"/usr", "/etc", "/job", libMount, envMount, "/proc", "/dev"}
-	for _, name := range usrSiblings {
+	dirs := []string{"/usr", "/etc", "/job", wire.LibMount, wire.EnvMount, "/proc", "/dev"}
+	for _, name := range wire.UsrSiblings {
 		if st, err := os.Lstat("/" + name); err == nil && st.IsDir() {
 			dirs = append(dirs, "/"+name)
 		}

@@ -15,14 +15,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/internal/runerror"
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
-// zygoteRunner is ownRunner with the template on whatever the environment
+// templateRunner is ownRunner with the template on whatever the environment
 // asks for the other tests.
-func zygoteRunner(t *testing.T) *Runner {
+func templateRunner(t *testing.T) *Runner {
 	t.Helper()
-	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteOn })
-	require.True(t, r.zygoteOn)
+	r := ownRunner(t, func(c *Config) { c.Template = TemplateOn })
+	require.True(t, r.templateOn)
 	return r
 }
 
@@ -34,15 +35,15 @@ func templatePid(t *testing.T, r *Runner) int {
 }
 
 // warmTemplate is the template of the warm pool's environment.
-func warmTemplate(t *testing.T, r *Runner) *zygote {
+func warmTemplate(t *testing.T, r *Runner) *template {
 	t.Helper()
-	r.zmu.Lock()
+	r.tmu.Lock()
 	e := r.templates[r.warmEnv.Key]
-	r.zmu.Unlock()
+	r.tmu.Unlock()
 	require.NotNil(t, e)
 	<-e.ready
-	require.NotNil(t, e.z)
-	return e.z
+	require.NotNil(t, e.tpl)
+	return e.tpl
 }
 
 // eachTemplate runs body once with the template of the host's packages
@@ -55,12 +56,12 @@ func eachTemplate(t *testing.T, body func(t *testing.T, env Environment)) {
 	}
 }
 
-// TestZygoteRunInheritsNothing checks what a run forked from a template
+// TestTemplateRunInheritsNothing checks what a run forked from a template
 // could have kept of it: descriptors, environment, random state, files in
 // /tmp, writable shared memory.
-func TestZygoteRunInheritsNothing(t *testing.T) {
+func TestTemplateRunInheritsNothing(t *testing.T) {
 	eachTemplate(t, func(t *testing.T, env Environment) {
-		r := zygoteRunner(t)
+		r := templateRunner(t)
 		code := `import os, random, sys
 
 def main(args):
@@ -89,17 +90,17 @@ def main(args):
 		assert.Equal(t, []any{"mark"}, first["tmp"])
 		assert.Equal(t, []any{"mark"}, second["tmp"], "every run gets a fresh /tmp")
 		assert.Empty(t, first["shared_writable"])
-		assert.Equal(t, []any{bootScript}, first["argv"])
-		assert.Equal(t, bootScript, first["main"])
+		assert.Equal(t, []any{wire.BootScript}, first["argv"])
+		assert.Equal(t, wire.BootScript, first["main"])
 	})
 }
 
-// TestZygoteTemplateOutOfReach tries, from a run, everything that could
+// TestTemplateOutOfReach tries, from a run, everything that could
 // touch the template: it is in no pid namespace a run sees, so there is
 // nothing to signal, trace or read; a run that kills all it can leaves the
 // template serving the next one.
-func TestZygoteTemplateOutOfReach(t *testing.T) {
-	r := zygoteRunner(t)
+func TestTemplateOutOfReach(t *testing.T) {
+	r := templateRunner(t)
 	before := templatePid(t, r)
 	out := output(t, run(t, r, "import os\n\ndef main(args):\n    return {'pids': sorted(int(p) for p in os.listdir('/proc') if p.isdigit())}\n", nil))
 	assert.Equal(t, []any{1.0, 2.0}, out["pids"], "a run sees its pid 1 and itself, never the template")
@@ -113,10 +114,10 @@ func TestZygoteTemplateOutOfReach(t *testing.T) {
 	assert.Zero(t, r.TemplateRestarts())
 }
 
-// TestZygoteKilledRunsLeaveTemplate times a run out and cancels another:
+// TestTemplateKilledRunsLeaveTemplate times a run out and cancels another:
 // the template that forked them goes on.
-func TestZygoteKilledRunsLeaveTemplate(t *testing.T) {
-	r := zygoteRunner(t)
+func TestTemplateKilledRunsLeaveTemplate(t *testing.T) {
+	r := templateRunner(t)
 	before := templatePid(t, r)
 	res := run(t, r, "import time\n\ndef main(args):\n    time.sleep(60)\n", nil, withTimeout(time.Second))
 	assert.Equal(t, runerror.Timeout, res.Error.Type)
@@ -125,15 +126,15 @@ func TestZygoteKilledRunsLeaveTemplate(t *testing.T) {
 	assert.Zero(t, r.TemplateRestarts())
 }
 
-// TestZygoteCrashedTemplateIsReplaced kills the template: the next run
+// TestTemplateCrashedIsReplaced kills the template: the next run
 // gets a new one, and the restart is counted.
-func TestZygoteCrashedTemplateIsReplaced(t *testing.T) {
-	r := zygoteRunner(t)
+func TestTemplateCrashedIsReplaced(t *testing.T) {
+	r := templateRunner(t)
 	before := templatePid(t, r)
 	require.NoError(t, syscall.Kill(before, syscall.SIGKILL))
-	z := warmTemplate(t, r)
+	tpl := warmTemplate(t, r)
 	select {
-	case <-z.dead:
+	case <-tpl.dead:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the killed template was not reaped")
 	}
@@ -142,44 +143,44 @@ func TestZygoteCrashedTemplateIsReplaced(t *testing.T) {
 	assert.Equal(t, 1, r.TemplateRestarts())
 }
 
-// TestZygoteOffStartsFromScratch covers the path without a template: the
+// TestTemplateOffStartsFromScratch covers the path without a template: the
 // self-check in New verifies its isolation from the inside.
-func TestZygoteOffStartsFromScratch(t *testing.T) {
-	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteOff })
-	assert.False(t, r.zygoteOn)
+func TestTemplateOffStartsFromScratch(t *testing.T) {
+	r := ownRunner(t, func(c *Config) { c.Template = TemplateOff })
+	assert.False(t, r.templateOn)
 	out := output(t, run(t, r, "import os\n\ndef main(args):\n    return {'uid': os.getuid()}\n", nil))
 	assert.Equal(t, 1000.0, out["uid"])
 }
 
-// TestZygoteAutoUsesTemplate: auto picks the template where it works.
-func TestZygoteAutoUsesTemplate(t *testing.T) {
-	r := ownRunner(t, func(c *Config) { c.Zygote = ZygoteAuto })
-	assert.True(t, r.zygoteOn)
+// TestTemplateAutoUsesTemplate: auto picks the template where it works.
+func TestTemplateAutoUsesTemplate(t *testing.T) {
+	r := ownRunner(t, func(c *Config) { c.Template = TemplateAuto })
+	assert.True(t, r.templateOn)
 }
 
-// TestZygoteFailureFallsBack: in auto mode a template that does not work
+// TestTemplateFailureFallsBack: in auto mode a template that does not work
 // leaves sandboxes started from scratch; in on mode New refuses.
-func TestZygoteFailureFallsBack(t *testing.T) {
-	r := hookedRunner(t, testHooks{breakZygote: true}, func(c *Config) { c.Zygote = ZygoteAuto })
-	assert.False(t, r.zygoteOn)
+func TestTemplateFailureFallsBack(t *testing.T) {
+	r := hookedRunner(t, testHooks{breakTemplate: true}, func(c *Config) { c.Template = TemplateAuto })
+	assert.False(t, r.templateOn)
 	requireCompleted(t, run(t, r, trivialCode, nil))
 
 	cfg := testConfig()
-	cfg.Zygote, cfg.WarmPool = ZygoteOn, 0
-	_, err := newHooked(cfg, testHooks{breakZygote: true})
+	cfg.Template, cfg.WarmPool = TemplateOn, 0
+	_, err := newHooked(cfg, testHooks{breakTemplate: true})
 	require.ErrorIs(t, err, ErrUnsupported)
 	assert.ErrorContains(t, err, "sandbox template")
 }
 
-func TestParseZygoteMode(t *testing.T) {
-	for in, want := range map[string]ZygoteMode{"": ZygoteAuto, "auto": ZygoteAuto, " on ": ZygoteOn, "off": ZygoteOff} {
-		got, err := ParseZygoteMode(in)
+func TestParseTemplateMode(t *testing.T) {
+	for in, want := range map[string]TemplateMode{"": TemplateAuto, "auto": TemplateAuto, " on ": TemplateOn, "off": TemplateOff} {
+		got, err := ParseTemplateMode(in)
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 	}
-	_, err := ParseZygoteMode("yes")
+	_, err := ParseTemplateMode("yes")
 	require.ErrorIs(t, err, errInvalidConfig)
-	assert.ErrorContains(t, Config{Zygote: "fast"}.Validate(), "want auto, on or off")
+	assert.ErrorContains(t, Config{Template: "fast"}.Validate(), "want auto, on or off")
 	assert.ErrorContains(t, Config{WarmMemoryBytes: -1}.Validate(), "WarmMemoryBytes is negative")
 }
 
@@ -216,14 +217,14 @@ def main(args):
     return {"ns": names, "alive": [since, time.monotonic_ns()]}
 `
 
-// TestZygoteNamespacesAreFresh: runs from the template have namespaces of
+// TestTemplateNamespacesAreFresh: runs from the template have namespaces of
 // their own, none the template's or the host's, and none of another run
 // alive at the same time. (The network namespace is made ahead of the
 // start that enters it: each is entered once.)
-func TestZygoteNamespacesAreFresh(t *testing.T) {
+func TestTemplateNamespacesAreFresh(t *testing.T) {
 	eachTemplate(t, func(t *testing.T, env Environment) {
 		const runs = 4
-		r := ownRunner(t, func(c *Config) { c.Zygote, c.Workers, c.WarmPool, c.Environment = ZygoteOn, runs, runs, env })
+		r := ownRunner(t, func(c *Config) { c.Template, c.Workers, c.WarmPool, c.Environment = TemplateOn, runs, runs, env })
 		// The template enters each network namespace it makes for a moment:
 		// its own is the one it is in once the pool is full and no start is
 		// under way.
@@ -277,12 +278,12 @@ func TestZygoteNamespacesAreFresh(t *testing.T) {
 	})
 }
 
-// TestZygoteSetupFailureIsReported: a job process that cannot build its
+// TestTemplateSetupFailureIsReported: a job process that cannot build its
 // sandbox's root (here: its job directory is missing) says why, and the
 // start fails with that reason, not with the result pipe's end.
-func TestZygoteSetupFailureIsReported(t *testing.T) {
+func TestTemplateSetupFailureIsReported(t *testing.T) {
 	cfg := testConfig()
-	cfg.Zygote, cfg.WarmPool = ZygoteOn, 0
+	cfg.Template, cfg.WarmPool = TemplateOn, 0
 	r, err := newHooked(cfg, testHooks{breakJobDir: true})
 	if err == nil {
 		_ = r.Close()

@@ -1,7 +1,6 @@
-package sandbox
+package cgroup
 
 import (
-	"os"
 	"slices"
 	"strings"
 )
@@ -37,21 +36,14 @@ func favorsDynmods(mountinfo, cmdline string) bool {
 	return false
 }
 
-// cgroupMoveHint is the start-up advice for a Runner that moves each
+// MoveHint is the start-up advice for a Runner that moves each
 // sandbox into a cgroup of its own on a host that makes such moves wait;
 // empty when there is nothing to advise.
-func cgroupMoveHint(usesCgroups bool, mountinfo, cmdline string) string {
+func MoveHint(usesCgroups bool, mountinfo, cmdline string) string {
 	if !usesCgroups || favorsDynmods(mountinfo, cmdline) {
 		return ""
 	}
 	return "each sandbox start moves its pid 1 into the run's cgroup, which waits for an RCU grace period on this host " +
 		"(milliseconds of every cold start); the kernel boot option cgroup_favordynmods=true or the cgroup2 mount " +
 		"option favordynmods removes the wait (docs/operations.md)"
-}
-
-// hostCgroupMoveHint is cgroupMoveHint for this host.
-func (r *Runner) hostCgroupMoveHint() string {
-	mountinfo, _ := os.ReadFile("/proc/self/mountinfo")
-	cmdline, _ := os.ReadFile("/proc/cmdline")
-	return cgroupMoveHint(r.cgroups != nil, string(mountinfo), string(cmdline))
 }

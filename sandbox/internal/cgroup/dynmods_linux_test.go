@@ -1,4 +1,4 @@
-package sandbox
+package cgroup
 
 import (
 	"testing"
@@ -41,11 +41,11 @@ func TestFavorsDynmods(t *testing.T) {
 // The advice is given only where it applies: a Runner that moves its
 // sandboxes into cgroups, on a host whose moves wait.
 func TestCgroupMoveHint(t *testing.T) {
-	hint := cgroupMoveHint(true, hybridMounts, bootLine)
+	hint := MoveHint(true, hybridMounts, bootLine)
 	assert.Contains(t, hint, "RCU grace period")
 	assert.Contains(t, hint, "cgroup_favordynmods=true")
 	assert.Contains(t, hint, "docs/operations.md")
-	assert.Empty(t, cgroupMoveHint(false, hybridMounts, bootLine), "no cgroups: nothing is moved")
-	assert.Empty(t, cgroupMoveHint(true, hybridMounts, "cgroup_favordynmods=true"))
-	assert.Empty(t, cgroupMoveHint(true, "40 1 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,favordynmods\n", bootLine))
+	assert.Empty(t, MoveHint(false, hybridMounts, bootLine), "no cgroups: nothing is moved")
+	assert.Empty(t, MoveHint(true, hybridMounts, "cgroup_favordynmods=true"))
+	assert.Empty(t, MoveHint(true, "40 1 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,favordynmods\n", bootLine))
 }

@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package sandbox
+package pid1
 
 import (
 	"testing"

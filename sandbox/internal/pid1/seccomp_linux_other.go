@@ -1,7 +1,7 @@
 //go:build linux && !amd64 && !arm64
 
-package sandbox
+package pid1
 
-// hostArch is empty: installSeccomp refuses to run, so isolation fails
+// hostArch is empty: InstallSeccomp refuses to run, so isolation fails
 // loudly instead of running without a filter.
 var hostArch seccompArch

@@ -1,4 +1,4 @@
-package sandbox
+package pid1
 
 import (
 	"fmt"
@@ -208,10 +208,10 @@ func socketRules(network bool) []unix.SockFilter {
 	}
 }
 
-// installSeccomp loads the filter on the calling thread only (the caller
+// InstallSeccomp loads the filter on the calling thread only (the caller
 // holds it locked and forks Python from it). It sets no-new-privileges,
 // which the kernel requires of an unprivileged filter.
-func installSeccomp(network bool) error {
+func InstallSeccomp(network bool) error {
 	if hostArch.audit == 0 {
 		return fmt.Errorf("seccomp: no filter for %s", runtime.GOARCH)
 	}
@@ -227,3 +227,7 @@ func installSeccomp(network bool) error {
 	}
 	return nil
 }
+
+// SeccompForThisArch reports whether the filter knows this architecture's
+// system calls: without it New refuses to start.
+func SeccompForThisArch() bool { return hostArch.audit != 0 }

@@ -1,4 +1,4 @@
-package sandbox
+package pid1
 
 import (
 	"encoding/binary"
@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// landlockSpec is the Landlock ruleset a template's job process applies:
+// LandlockSpec is the Landlock ruleset a template's job process applies:
 // what restrictLandlock asks go-landlock for (V11, best effort), reduced to
 // what this kernel's ABI handles.
-type landlockSpec struct {
+type LandlockSpec struct {
 	ABI      int       `json:"abi"`
 	AttrSize int       `json:"attr_size"` // of struct landlock_ruleset_attr at this ABI
 	FS       uint64    `json:"fs"`        // handled filesystem rights
@@ -31,13 +31,13 @@ const (
 	llFile = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile
 )
 
-// newLandlockSpec mirrors go-landlock's table of what each ABI handles.
-func newLandlockSpec() landlockSpec {
+// TemplateLandlock mirrors go-landlock's table of what each ABI handles.
+func TemplateLandlock() LandlockSpec {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi <= 0 {
-		return landlockSpec{}
+		return LandlockSpec{}
 	}
-	s := landlockSpec{ABI: abi, AttrSize: 8, Sys: [3]uint64{unix.SYS_LANDLOCK_CREATE_RULESET,
+	s := LandlockSpec{ABI: abi, AttrSize: 8, Sys: [3]uint64{unix.SYS_LANDLOCK_CREATE_RULESET,
 		unix.SYS_LANDLOCK_ADD_RULE, unix.SYS_LANDLOCK_RESTRICT_SELF}}
 	switch {
 	case abi >= 9:
@@ -66,9 +66,9 @@ func newLandlockSpec() landlockSpec {
 	return s
 }
 
-// seccompHex is the filter of runs without network as the bytes of a
+// TemplateSeccomp is the filter of runs without network as the bytes of a
 // struct sock_filter array, for prctl(PR_SET_SECCOMP) in the template.
-func seccompHex() string {
+func TemplateSeccomp() string {
 	f := buildFilter(hostArch, false)
 	buf := make([]byte, 0, 8*len(f))
 	for _, ins := range f {

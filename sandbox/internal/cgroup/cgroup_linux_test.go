@@ -1,15 +1,13 @@
-package sandbox
+package cgroup
 
 import (
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,10 +70,10 @@ func TestParseKeyed(t *testing.T) {
 }
 
 func TestStaleName(t *testing.T) {
-	assert.False(t, staleName("other"))
-	assert.False(t, staleName(cgroupPrefix+"gateway"))
-	assert.False(t, staleName(cgroupPrefix+"1-x"), "pid 1 is alive")
-	assert.True(t, staleName(cgroupPrefix+"2147483646-x"), "no such pid")
+	assert.False(t, StaleName("other"))
+	assert.False(t, StaleName(Prefix+"gateway"))
+	assert.False(t, StaleName(Prefix+"1-x"), "pid 1 is alive")
+	assert.True(t, StaleName(Prefix+"2147483646-x"), "no such pid")
 }
 
 func FuzzDetectCgroups(f *testing.F) {
@@ -197,36 +195,36 @@ func TestCPUQuota(t *testing.T) {
 
 func TestRunCgroupCPUs(t *testing.T) {
 	dir := fakeCgroupDir(t, map[string]string{"cpu.max": "", "memory.max": "", "pids.max": ""})
-	cg := &runCgroup{v2: true, dirs: []string{dir}, controllers: wantedControllers, cpuDir: dir}
-	require.NoError(t, cg.limit(cgroupLimits{memory: 1 << 20, pids: 9, cpus: 1.5}))
+	cg := &Run{v2: true, dirs: []string{dir}, controllers: wantedControllers, cpuDir: dir}
+	require.NoError(t, cg.limit(Limits{Memory: 1 << 20, Pids: 9, CPUs: 1.5}))
 	got, _ := os.ReadFile(filepath.Join(dir, "cpu.max"))
 	assert.Equal(t, "150000 100000", string(got))
 	require.NoError(t, os.Truncate(filepath.Join(dir, "cpu.max"), 0)) // a real cgroup file takes each write whole
-	require.NoError(t, cg.setCPUs(0))
+	require.NoError(t, cg.SetCPUs(0))
 	got, _ = os.ReadFile(filepath.Join(dir, "cpu.max"))
 	assert.Equal(t, "max 100000", string(got))
-	assert.Equal(t, int64(-1), cg.cpuUsage(), "no cpu.stat")
+	assert.Equal(t, int64(-1), cg.CPUUsage(), "no cpu.stat")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cpu.stat"), []byte("usage_usec 1234\nuser_usec 1000\n"), 0o644))
-	assert.Equal(t, int64(1234), cg.cpuUsage())
+	assert.Equal(t, int64(1234), cg.CPUUsage())
 
 	v1 := fakeCgroupDir(t, map[string]string{"cpu.cfs_quota_us": "", "cpu.cfs_period_us": "", "cpuacct.usage": "5000000\n"})
-	cg = &runCgroup{dirs: []string{v1, v1, v1}, cpuDir: v1}
-	require.NoError(t, cg.setCPUs(0.25))
+	cg = &Run{dirs: []string{v1, v1, v1}, cpuDir: v1}
+	require.NoError(t, cg.SetCPUs(0.25))
 	for file, want := range map[string]string{"cpu.cfs_quota_us": "25000", "cpu.cfs_period_us": "100000"} {
 		got, _ := os.ReadFile(filepath.Join(v1, file))
 		assert.Equal(t, want, string(got), file)
 	}
 	require.NoError(t, os.Truncate(filepath.Join(v1, "cpu.cfs_quota_us"), 0))
-	require.NoError(t, cg.setCPUs(0))
+	require.NoError(t, cg.SetCPUs(0))
 	got, _ = os.ReadFile(filepath.Join(v1, "cpu.cfs_quota_us"))
 	assert.Equal(t, "-1", string(got))
-	assert.Equal(t, int64(5000), cg.cpuUsage())
+	assert.Equal(t, int64(5000), cg.CPUUsage())
 
 	// Without the controller nothing is written, nothing fails.
-	cg = &runCgroup{v2: true, dirs: []string{t.TempDir()}}
-	require.NoError(t, cg.setCPUs(2))
-	assert.Equal(t, int64(-1), cg.cpuUsage())
-	assert.ErrorContains(t, (&runCgroup{v2: true, cpuDir: filepath.Join(dir, "absent")}).setCPUs(1), "cpu.max")
+	cg = &Run{v2: true, dirs: []string{t.TempDir()}}
+	require.NoError(t, cg.SetCPUs(2))
+	assert.Equal(t, int64(-1), cg.CPUUsage())
+	assert.ErrorContains(t, (&Run{v2: true, cpuDir: filepath.Join(dir, "absent")}).SetCPUs(1), "cpu.max")
 }
 
 func TestDescribeProcs(t *testing.T) {
@@ -260,7 +258,7 @@ func TestGivenCgroupNeverLeaves(t *testing.T) {
 	avail, err := listedControllers(dir, "cgroup.controllers")
 	require.NoError(t, err)
 	if len(requiredIn(avail)) == 0 {
-		t.Skip("the delegated cgroup has neither memory nor pids: nothing to enable, so nothing stands in the way")
+		t.Skip("the delegated cgroup has neither memory nor Pids: nothing to enable, so nothing stands in the way")
 	}
 	// A cgroup of the test's own below dir, delegated the same way: the
 	// test does not disturb dir (which other tests use).
@@ -319,76 +317,24 @@ func TestGivenCgroupNeverLeaves(t *testing.T) {
 
 func TestRunCgroupV2WithoutControllers(t *testing.T) {
 	dir := fakeCgroupDir(t, map[string]string{"cgroup.procs": ""})
-	cg := &runCgroup{v2: true, dirs: []string{dir}}
-	require.NoError(t, cg.limit(cgroupLimits{memory: 1 << 20, pids: 9}), "no limit file is written")
+	cg := &Run{v2: true, dirs: []string{dir}}
+	require.NoError(t, cg.limit(Limits{Memory: 1 << 20, Pids: 9}), "no limit file is written")
 	assert.NoFileExists(t, filepath.Join(dir, "memory.max"))
 	assert.NoFileExists(t, filepath.Join(dir, "pids.max"))
-	assert.Zero(t, cg.oomKills())
+	assert.Zero(t, cg.OOMKills())
 }
 
 func TestRunCgroupV2(t *testing.T) {
 	dir := fakeCgroupDir(t, map[string]string{"memory.max": "", "pids.max": "", "cgroup.procs": "",
 		"memory.events": "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n"})
-	cg := &runCgroup{v2: true, dirs: []string{dir}, controllers: requiredControllers}
-	require.NoError(t, cg.limit(cgroupLimits{memory: 1 << 20, pids: 9}))
+	cg := &Run{v2: true, dirs: []string{dir}, controllers: requiredControllers}
+	require.NoError(t, cg.limit(Limits{Memory: 1 << 20, Pids: 9}))
 	for file, want := range map[string]string{"memory.max": "1048576", "pids.max": "9"} {
 		got, _ := os.ReadFile(filepath.Join(dir, file))
 		assert.Equal(t, want, string(got), file)
 	}
-	assert.Equal(t, int64(1), cg.oomKills())
-	require.NoError(t, cg.attach(12345))
+	assert.Equal(t, int64(1), cg.OOMKills())
+	require.NoError(t, cg.Attach(12345))
 	got, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	assert.Equal(t, "12345", string(got))
-}
-
-// TestDelegatedCgroupV2 uses a cgroup v2 directory delegated to this
-// process's user (.ci/test-rootless creates one, as root, and chowns it:
-// that is delegation): each sandbox gets a cgroup of its own there,
-// cgroup.kill ends all of its processes, nothing is left behind, and what
-// the directory has no controller for is limited by rlimits.
-func TestDelegatedCgroupV2(t *testing.T) {
-	dir := os.Getenv("SKILLGATE_DELEGATED_CGROUP")
-	if dir == "" {
-		t.Skip("SKILLGATE_DELEGATED_CGROUP names no delegated cgroup v2 directory")
-	}
-	r := ownRunner(t, func(c *Config) { c.CgroupDir = dir })
-	require.NotNil(t, r.cgroups, "%v", r.cgroupErr)
-	avail, err := listedControllers(dir, "cgroup.controllers")
-	require.NoError(t, err)
-	assert.Equal(t, avail, r.cgroups.controllers)
-	e := r.Enforcement()
-	assert.Equal(t, "cgroup v2: a cgroup per run under "+dir+", killed as a whole", e.Cgroup)
-	for c, line := range map[string]string{"memory": e.Memory, "pids": e.Processes} {
-		if slices.Contains(avail, c) {
-			assert.Contains(t, line, "cgroup v2", c)
-		} else {
-			assert.Contains(t, line, enforcedRlimit, c)
-		}
-	}
-
-	sb, err := r.spawn(false, Environment{})
-	require.NoError(t, err)
-	runDir := sb.cg.dirs[0]
-	assert.Equal(t, filepath.Join(dir, r.name, sb.id), runDir, "a cgroup per sandbox")
-	procs, err := os.ReadFile(filepath.Join(runDir, "cgroup.procs"))
-	require.NoError(t, err)
-	assert.Contains(t, strings.Fields(string(procs)), strconv.Itoa(sb.pid))
-	assert.GreaterOrEqual(t, len(strings.Fields(string(procs))), 2, "pid 1 and Python")
-	require.NoError(t, writeFile(filepath.Join(runDir, "cgroup.kill"), "1"))
-	select {
-	case <-sb.exited:
-	case <-time.After(60 * time.Second):
-		t.Fatal("cgroup.kill left pid 1 running")
-	}
-	r.teardown(sb)
-	assert.NoDirExists(t, runDir)
-
-	// A daemon the run leaves behind goes with its cgroup.
-	res := run(t, r, daemon, nil, withTimeout(5*time.Second))
-	requireCompleted(t, res)
-	assertHealthyAndClean(t, r)
-	if slices.Contains(avail, "pids") {
-		out := output(t, run(t, r, countForksAndThreads, nil, withTimeout(60*time.Second)))
-		assert.Less(t, out["processes"], float64(r.cfg.Pids), "pids.max holds")
-	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package pid1
 
 import "fmt"
 
@@ -23,13 +23,13 @@ type userLimit struct {
 	Value int64  `json:"value"`
 }
 
-// runUserLimits are the counts of a run's uid in its user namespace.
+// RunUserLimits are the counts of a run's uid in its user namespace.
 // Namespaces are none: seccomp refuses them already, and a count of 0
 // says so to the kernel's accounting too. Fanotify is none: it watches
 // other processes' file activity, which a run has no use for. Inotify is
 // a handful: file-watching libraries take one instance and a watch per
 // directory. Files an older kernel lacks are skipped.
-var runUserLimits = []userLimit{
+var RunUserLimits = []userLimit{
 	{"max_inotify_instances", 8},
 	{"max_inotify_watches", 1024},
 	{"max_fanotify_groups", 0},
@@ -49,18 +49,18 @@ var runUserLimits = []userLimit{
 // at most (a timer, a child's exit); the host default is in the tens of
 // thousands. Message queue bytes: one small queue.
 const (
-	runSigPending    = 128
+	RunSigPending    = 128
 	runMsgQueueBytes = 64 << 10
 )
 
-// describeUserCounts is the "user_counts" line of the enforcement report.
-func describeUserCounts() string {
+// DescribeUserCounts is the "user_counts" line of the enforcement report.
+func DescribeUserCounts() string {
 	v := map[string]int64{}
-	for _, l := range runUserLimits {
+	for _, l := range RunUserLimits {
 		v[l.Name] = l.Value
 	}
 	return fmt.Sprintf("per run, in its own user namespace: %d inotify instances and %d watches, %d fanotify groups, "+
 		"%d namespaces of each kind, %d pending signals (RLIMIT_SIGPENDING), %d KiB of message queues (RLIMIT_MSGQUEUE)",
 		v["max_inotify_instances"], v["max_inotify_watches"], v["max_fanotify_groups"], v["max_user_namespaces"],
-		runSigPending, runMsgQueueBytes>>10)
+		RunSigPending, runMsgQueueBytes>>10)
 }

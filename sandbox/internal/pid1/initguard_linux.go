@@ -1,4 +1,4 @@
-package sandbox
+package pid1
 
 // What pid 1 does so that neither the code it starts nor the way the
 // gateway was started weakens the sandbox: capabilities that must not
@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 // clearInheritable empties this thread's ambient and inheritable sets. A
@@ -98,9 +100,9 @@ var initCaught = []os.Signal{
 	unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM, unix.SIGIO, unix.SIGPWR, unix.SIGSYS,
 }
 
-// setgroupsDenied reports whether this user namespace forbids setgroups
+// SetgroupsDenied reports whether this user namespace forbids setgroups
 // (one an unprivileged process created).
-func setgroupsDenied() bool {
+func SetgroupsDenied() bool {
 	data, err := os.ReadFile("/proc/self/setgroups")
 	return err == nil && strings.TrimSpace(string(data)) == "deny"
 }
@@ -116,11 +118,11 @@ func setgroupsDenied() bool {
 // bounds what DATA does not count (shared anonymous mappings).
 // RLIMIT_NPROC counts per user and user namespace, so it bounds this run's
 // processes and threads, not the gateway's.
-func limitPython(pid int, c *initConfig) error {
+func limitPython(pid int, c *wire.InitConfig) error {
 	limits := map[int]uint64{}
 	if c.RlimitMemory > 0 {
 		limits[unix.RLIMIT_DATA] = uint64(c.RlimitMemory)
-		limits[unix.RLIMIT_AS] = uint64(c.RlimitMemory) * addressSpaceFactor
+		limits[unix.RLIMIT_AS] = uint64(c.RlimitMemory) * AddressSpaceFactor
 	}
 	if c.RlimitProcs > 0 {
 		limits[unix.RLIMIT_NPROC] = uint64(c.RlimitProcs)
@@ -133,5 +135,5 @@ func limitPython(pid int, c *initConfig) error {
 	return nil
 }
 
-// addressSpaceFactor sets RLIMIT_AS relative to RLIMIT_DATA.
-const addressSpaceFactor = 4
+// AddressSpaceFactor sets RLIMIT_AS relative to RLIMIT_DATA.
+const AddressSpaceFactor = 4

@@ -1,4 +1,4 @@
-"""Sandbox template (zygote).
+"""Sandbox template.
 
 One long-lived Python per Runner, started by the gateway in a user and a
 mount namespace of its own, with the runtime already imported. It never

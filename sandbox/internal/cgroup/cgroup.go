@@ -1,4 +1,4 @@
-package sandbox
+package cgroup
 
 import (
 	"bufio"
@@ -11,18 +11,18 @@ import (
 // Controllers every run needs.
 var requiredControllers = []string{"memory", "pids"}
 
-// cpuController bounds a run's CPU share (cpu.max on v2, the CFS quota on
+// CPU bounds a run's CPU share (cpu.max on v2, the CFS quota on
 // v1) where the hierarchy has it; without it the share is unbounded, a
 // gap the enforcement report names, not a reason to refuse runs.
-const cpuController = "cpu"
+const CPU = "cpu"
 
 // wantedControllers are the controllers a run's cgroup gets where its
 // hierarchy offers them.
-var wantedControllers = append(append([]string(nil), requiredControllers...), cpuController)
+var wantedControllers = append(append([]string(nil), requiredControllers...), CPU)
 
-// cgroupLayout says where this process's own cgroups are: one directory per
+// Layout says where this process's own cgroups are: one directory per
 // controller on cgroup v1, or the single unified directory on v2.
-type cgroupLayout struct {
+type Layout struct {
 	v2   bool
 	dirs map[string]string // controller -> own cgroup directory (v1)
 	// cpuDir is the own directory in a v1 cpu hierarchy, if any.
@@ -112,7 +112,7 @@ func cgroupDir(m mountEntry, path string) (string, bool) {
 // detectCgroups picks v1 when every required controller has a v1
 // hierarchy, else v2 (controllers are checked later against
 // cgroup.controllers). The error says what is missing.
-func detectCgroups(procCgroup, mountinfo string) (*cgroupLayout, error) {
+func detectCgroups(procCgroup, mountinfo string) (*Layout, error) {
 	own := parseProcCgroup(procCgroup)
 	mounts := parseCgroupMounts(mountinfo)
 	v1 := make(map[string]string)
@@ -131,7 +131,7 @@ func detectCgroups(procCgroup, mountinfo string) (*cgroupLayout, error) {
 		}
 	}
 	if len(v1) == len(requiredControllers) {
-		return &cgroupLayout{dirs: v1, cpuDir: v1CPUDir(own, mounts)}, nil
+		return &Layout{dirs: v1, cpuDir: v1CPUDir(own, mounts)}, nil
 	}
 	if v2, ok := detectV2(procCgroup, mountinfo); ok {
 		return v2, nil
@@ -147,12 +147,12 @@ func detectCgroups(procCgroup, mountinfo string) (*cgroupLayout, error) {
 // v1CPUDir finds this process's own directory in a v1 hierarchy with the
 // cpu controller (often mounted together with cpuacct).
 func v1CPUDir(own map[string]string, mounts []mountEntry) string {
-	path, in := own[cpuController]
+	path, in := own[CPU]
 	if !in {
 		return ""
 	}
 	for _, m := range mounts {
-		if m.fstype != "cgroup" || !slices.Contains(m.options, cpuController) {
+		if m.fstype != "cgroup" || !slices.Contains(m.options, CPU) {
 			continue
 		}
 		if dir, ok := cgroupDir(m, path); ok {
@@ -177,7 +177,7 @@ func cpuQuota(cpus float64) int64 {
 }
 
 // detectV2 finds this process's own cgroup v2 directory.
-func detectV2(procCgroup, mountinfo string) (*cgroupLayout, bool) {
+func detectV2(procCgroup, mountinfo string) (*Layout, bool) {
 	path, hasV2 := parseProcCgroup(procCgroup)[""]
 	if !hasV2 {
 		return nil, false
@@ -187,8 +187,11 @@ func detectV2(procCgroup, mountinfo string) (*cgroupLayout, bool) {
 			continue
 		}
 		if dir, ok := cgroupDir(m, path); ok {
-			return &cgroupLayout{v2: true, dir: dir}, true
+			return &Layout{v2: true, dir: dir}, true
 		}
 	}
 	return nil, false
 }
+
+// Dir is the own unified directory (cgroup v2).
+func (l *Layout) Dir() string { return l.dir }

@@ -1,4 +1,4 @@
-package sandbox
+package cgroup
 
 import (
 	"errors"
@@ -15,50 +15,50 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cgroupPrefix names the per-Runner parent cgroup (and work directory):
+// Prefix names the per-Runner parent cgroup (and work directory):
 // skillgate-<pid>-<random>; a dead pid marks it stale.
-const cgroupPrefix = "skillgate-"
+const Prefix = "skillgate-"
 
-// cgroupLimits are written into every run's cgroup.
-type cgroupLimits struct {
-	memory int64
-	pids   int
-	cpus   float64 // 0: no CPU share limit
+// Limits are written into every run's cgroup.
+type Limits struct {
+	Memory int64
+	Pids   int
+	CPUs   float64 // 0: no CPU share limit
 }
 
-// cgroupTree is the Runner's parent cgroup (one per v1 controller).
-type cgroupTree struct {
-	layout *cgroupLayout
+// Tree is the Runner's parent cgroup (one per v1 controller).
+type Tree struct {
+	layout *Layout
 	roots  []string // runner directories, one per hierarchy
-	limits cgroupLimits
+	limits Limits
 	// controllers are those of wantedControllers the runs' cgroups
 	// have; rlimits stand in for missing memory or pids (cgroup v2 only:
 	// a delegated cgroup whose host binds them to cgroup v1).
 	controllers []string
 }
 
-// runCgroup is one sandbox's cgroup.
-type runCgroup struct {
+// Run is one sandbox's cgroup.
+type Run struct {
 	v2          bool
 	dirs        []string // memory first
 	controllers []string
 	cpuDir      string // where the CPU quota goes; "" without the cpu controller
 }
 
-// cgroupLayouts lists where the Runner may create its cgroups, best first:
-// the configured delegated directory alone, else what /proc/self/cgroup
-// says, and for rootless mode on a host that mixes cgroup v1 and v2 also
-// the v2 cgroup (the v1 ones are seldom delegated).
-func cgroupLayouts(cfg *Config, mode Mode) ([]*cgroupLayout, error) {
-	if cfg.CgroupDir != "" {
+// Layouts lists where the Runner may create its cgroups, best first: dir
+// alone when given (Config.CgroupDir, delegated), else what
+// /proc/self/cgroup says, and for rootless mode on a host that mixes
+// cgroup v1 and v2 also the v2 cgroup (the v1 ones are seldom delegated).
+func Layouts(dir string, rootless bool) ([]*Layout, error) {
+	if dir != "" {
 		var st unix.Statfs_t
-		if err := unix.Statfs(cfg.CgroupDir, &st); err != nil {
+		if err := unix.Statfs(dir, &st); err != nil {
 			return nil, fmt.Errorf("cgroup dir: %w", err)
 		}
 		if st.Type != unix.CGROUP2_SUPER_MAGIC {
-			return nil, fmt.Errorf("cgroup dir %s is not on a cgroup v2 file system", cfg.CgroupDir)
+			return nil, fmt.Errorf("cgroup dir %s is not on a cgroup v2 file system", dir)
 		}
-		return []*cgroupLayout{{v2: true, dir: cfg.CgroupDir, given: true}}, nil
+		return []*Layout{{v2: true, dir: dir, given: true}}, nil
 	}
 	self, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -72,17 +72,17 @@ func cgroupLayouts(cfg *Config, mode Mode) ([]*cgroupLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []*cgroupLayout{layout}
-	if v2, ok := detectV2(string(self), string(mi)); ok && !layout.v2 && mode == ModeRootless {
+	out := []*Layout{layout}
+	if v2, ok := detectV2(string(self), string(mi)); ok && !layout.v2 && rootless {
 		out = append(out, v2)
 	}
 	return out, nil
 }
 
-// newCgroupTree creates the Runner's parent cgroups (and on v2 enables the
+// NewTree creates the Runner's parent cgroups (and on v2 enables the
 // controllers for them).
-func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgroupTree, error) {
-	t := &cgroupTree{layout: layout, limits: limits}
+func NewTree(layout *Layout, name string, limits Limits) (*Tree, error) {
+	t := &Tree{layout: layout, limits: limits}
 	if layout.v2 {
 		pick := v2Base
 		if layout.given {
@@ -104,7 +104,7 @@ func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgr
 	for _, d := range []string{layout.dirs["memory"], layout.dirs["pids"]} {
 		root := filepath.Join(d, name)
 		if err := os.Mkdir(root, 0o755); err != nil {
-			_ = t.close()
+			_ = t.Close()
 			return nil, fmt.Errorf("create cgroup %s: %w", root, err)
 		}
 		t.roots = append(t.roots, root)
@@ -112,7 +112,7 @@ func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgr
 	// The cpu hierarchy is optional: where it is not writable, runs have
 	// no CPU share limit (the report says so) rather than no cgroup.
 	if layout.cpuDir != "" && os.Mkdir(filepath.Join(layout.cpuDir, name), 0o755) == nil {
-		t.controllers = append(t.controllers, cpuController)
+		t.controllers = append(t.controllers, CPU)
 		t.roots = append(t.roots, filepath.Join(layout.cpuDir, name))
 	}
 	return t, nil
@@ -126,7 +126,7 @@ func newCgroupTree(layout *cgroupLayout, name string, limits cgroupLimits) (*cgr
 func enableControllers(ctl string, avail []string) ([]string, error) {
 	var required []string
 	for _, c := range avail {
-		if c != cpuController {
+		if c != CPU {
 			required = append(required, c)
 		}
 	}
@@ -135,20 +135,20 @@ func enableControllers(ctl string, avail []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	if len(required) < len(avail) && writeFile(ctl, enableLine([]string{cpuController})) == nil {
+	if len(required) < len(avail) && writeFile(ctl, enableLine([]string{CPU})) == nil {
 		return avail, nil
 	}
 	return required, nil
 }
 
 // has reports whether runs' cgroups have controller c.
-func (t *cgroupTree) has(c string) bool { return t != nil && slices.Contains(t.controllers, c) }
+func (t *Tree) Has(c string) bool { return t != nil && slices.Contains(t.controllers, c) }
 
 // missing names the required controllers the runs' cgroups lack.
-func (t *cgroupTree) missing() []string {
+func (t *Tree) Missing() []string {
 	var out []string
 	for _, c := range requiredControllers {
-		if !t.has(c) {
+		if !t.Has(c) {
 			out = append(out, c)
 		}
 	}
@@ -239,7 +239,7 @@ func v2Given(dir string) (string, []string, error) {
 // gatewayLeaf is the cgroup the gateway moves itself into when it sits in
 // the directory where its runs' cgroups go: cgroup v2 lets only a cgroup
 // without processes enable controllers for its children.
-const gatewayLeaf = cgroupPrefix + "gateway"
+const gatewayLeaf = Prefix + "gateway"
 
 // enterLeaf moves this process (every thread: cgroup.procs moves the
 // whole thread group) into dir's gateway leaf, then enables avail in dir;
@@ -309,32 +309,32 @@ func listedControllers(dir, file string) ([]string, error) {
 }
 
 // create makes and limits one sandbox's cgroup. A nil tree (rlimits
-// instead of cgroups) makes a nil runCgroup, whose methods do nothing.
-func (t *cgroupTree) create(name string) (*runCgroup, error) {
+// instead of cgroups) makes a nil Run, whose methods do nothing.
+func (t *Tree) Create(name string) (*Run, error) {
 	if t == nil {
 		return nil, nil
 	}
-	cg := &runCgroup{v2: t.layout.v2, controllers: t.controllers}
+	cg := &Run{v2: t.layout.v2, controllers: t.controllers}
 	for _, root := range t.roots {
 		dir := filepath.Join(root, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			_ = cg.destroy()
+			_ = cg.Destroy()
 			return nil, fmt.Errorf("create cgroup: %w", err)
 		}
 		cg.dirs = append(cg.dirs, dir)
 	}
-	if t.has(cpuController) {
+	if t.Has(CPU) {
 		cg.cpuDir = cg.dirs[len(cg.dirs)-1] // v2: the one directory; v1: the cpu hierarchy's, last
 	}
 	if err := cg.limit(t.limits); err != nil {
-		_ = cg.destroy()
+		_ = cg.Destroy()
 		return nil, err
 	}
 	return cg, nil
 }
 
-func (cg *runCgroup) limit(l cgroupLimits) error {
-	mem, pids := strconv.FormatInt(l.memory, 10), strconv.Itoa(l.pids)
+func (cg *Run) limit(l Limits) error {
+	mem, pids := strconv.FormatInt(l.Memory, 10), strconv.Itoa(l.Pids)
 	if cg.v2 {
 		d := cg.dirs[0]
 		var errs []error
@@ -345,7 +345,7 @@ func (cg *runCgroup) limit(l cgroupLimits) error {
 		if slices.Contains(cg.controllers, "pids") {
 			errs = append(errs, writeFile(filepath.Join(d, "pids.max"), pids))
 		}
-		errs = append(errs, cg.setCPUs(l.cpus))
+		errs = append(errs, cg.SetCPUs(l.CPUs))
 		return errors.Join(errs...)
 	}
 	memDir, pidsDir := cg.dirs[0], cg.dirs[1]
@@ -356,14 +356,14 @@ func (cg *runCgroup) limit(l cgroupLimits) error {
 	if err := writeFile(filepath.Join(pidsDir, "pids.max"), pids); err != nil {
 		return err
 	}
-	return cg.setCPUs(l.cpus)
+	return cg.SetCPUs(l.CPUs)
 }
 
 // setCPUs bounds the run's CPU share to cpus CPUs (0: no bound). The
 // quota may change while the run goes on: a job's own limit replaces the
 // default its pre-started cgroup got. Without the cpu controller it does
 // nothing (the enforcement report names that gap).
-func (cg *runCgroup) setCPUs(cpus float64) error {
+func (cg *Run) SetCPUs(cpus float64) error {
 	if cg == nil || cg.cpuDir == "" {
 		return nil
 	}
@@ -393,7 +393,7 @@ func (cg *runCgroup) setCPUs(cpus float64) error {
 // cpuUsage reads the CPU time the run's processes used so far, in
 // microseconds: usage_usec of cpu.stat (v2) or cpuacct.usage (v1, where
 // cpuacct shares the cpu hierarchy). -1 when unknown.
-func (cg *runCgroup) cpuUsage() int64 {
+func (cg *Run) CPUUsage() int64 {
 	if cg == nil || cg.cpuDir == "" {
 		return -1
 	}
@@ -416,7 +416,7 @@ func (cg *runCgroup) cpuUsage() int64 {
 }
 
 // attach moves pid into the cgroup (every hierarchy).
-func (cg *runCgroup) attach(pid int) error {
+func (cg *Run) Attach(pid int) error {
 	if cg == nil {
 		return nil
 	}
@@ -429,7 +429,7 @@ func (cg *runCgroup) attach(pid int) error {
 }
 
 // oomKills reads the memory controller's OOM-kill counter.
-func (cg *runCgroup) oomKills() int64 {
+func (cg *Run) OOMKills() int64 {
 	if cg == nil {
 		return 0
 	}
@@ -459,7 +459,7 @@ func parseKeyed(text, key string) int64 {
 // destroy kills whatever is left (belt and braces: the pid namespace is
 // gone already) and removes the directories, retrying while the kernel
 // still finishes exiting tasks.
-func (cg *runCgroup) destroy() error {
+func (cg *Run) Destroy() error {
 	if cg == nil {
 		return nil
 	}
@@ -502,7 +502,7 @@ func killCgroup(dir string) {
 }
 
 // close removes the Runner's parent cgroups (their children are gone).
-func (t *cgroupTree) close() error {
+func (t *Tree) Close() error {
 	if t == nil {
 		return nil
 	}
@@ -515,12 +515,12 @@ func (t *cgroupTree) close() error {
 
 // sweepStale removes parent cgroups left by Runners of dead processes,
 // next to this Runner's own.
-func (t *cgroupTree) sweepStale() {
+func (t *Tree) SweepStale() {
 	for _, root := range t.roots {
 		base := filepath.Dir(root)
 		entries, _ := os.ReadDir(base)
 		for _, e := range entries {
-			if !e.IsDir() || !staleName(e.Name()) {
+			if !e.IsDir() || !StaleName(e.Name()) {
 				continue
 			}
 			dir := filepath.Join(base, e.Name())
@@ -535,9 +535,9 @@ func (t *cgroupTree) sweepStale() {
 	}
 }
 
-// staleName reports whether name is skillgate-<pid>-<x> of a dead pid.
-func staleName(name string) bool {
-	rest, ok := strings.CutPrefix(name, cgroupPrefix)
+// StaleName reports whether name is skillgate-<pid>-<x> of a dead pid.
+func StaleName(name string) bool {
+	rest, ok := strings.CutPrefix(name, Prefix)
 	if !ok {
 		return false
 	}
@@ -560,3 +560,36 @@ func writeFile(path, value string) error {
 	}
 	return err
 }
+
+// V2 reports whether the tree is on cgroup v2.
+func (t *Tree) V2() bool { return t.layout.v2 }
+
+// Root is the Runner's parent cgroup directory (the memory hierarchy's on
+// cgroup v1).
+func (t *Tree) Root() string { return t.roots[0] }
+
+// Roots are the Runner's parent cgroup directories, one per hierarchy.
+func (t *Tree) Roots() []string { return t.roots }
+
+// Controllers are those the runs' cgroups have.
+func (t *Tree) Controllers() []string { return t.controllers }
+
+// NewTreeForTest is a Tree that was never created on disk, for the
+// enforcement report's tests.
+func NewTreeForTest(v2 bool, root string, controllers []string) *Tree {
+	return &Tree{layout: &Layout{v2: v2}, roots: []string{root}, controllers: controllers}
+}
+
+// Dir is the run's cgroup directory (the memory hierarchy's on cgroup v1).
+func (cg *Run) Dir() string { return cg.dirs[0] }
+
+// CPUDir is where the run's CPU share is set and read; "" without the cpu
+// controller.
+func (cg *Run) CPUDir() string { return cg.cpuDir }
+
+// V2 reports whether the run's cgroup is on cgroup v2.
+func (cg *Run) V2() bool { return cg.v2 }
+
+// Available returns the controllers a run's cgroup wants that the cgroup
+// v2 directory dir offers its children.
+func Available(dir string) ([]string, error) { return listedControllers(dir, "cgroup.controllers") }
