@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP logging (logging/setLevel and the _meta log level) is deprecated from protocol 2026-07-28 but still served to clients of earlier versions; a run is streamed to a client that asked for log messages.
+
 package mcpfront
 
 import (
