@@ -79,8 +79,9 @@ type counter struct{ n atomic.Int32 }
 func (c *counter) release() { c.n.Add(1) }
 
 // A connection holds the slot of the identity Initialize established
-// until it closes; a second Initialize frees the first slot; a slot
-// established on a connection that already closed is freed at once.
+// until it closes; a slot established on a connection that already closed
+// is freed at once. The session takes one Initialize per connection, but
+// the state does not count on it: a second Establish frees the first slot.
 func TestEstablishHoldsTheSlotUntilClose(t *testing.T) {
 	client, g := serveGrab(t, nil)
 	c := &caller{conn: g.conn}
@@ -101,11 +102,11 @@ func TestEstablishHoldsTheSlotUntilClose(t *testing.T) {
 	assert.Zero(t, slot1.n.Load(), "the slot is held while the connection is open")
 
 	require.NoError(t, c.Establish(second, slot2.release))
-	assert.EqualValues(t, 1, slot1.n.Load(), "a second Initialize frees the first slot")
+	assert.EqualValues(t, 1, slot1.n.Load(), "a second Establish frees the first slot")
 	assert.Zero(t, slot2.n.Load())
 
 	// A reload's fresh copy replaces the identity it is a copy of, not
-	// another one that took its place.
+	// another one that took its place (SessionCaller.Revalidated).
 	fresh := auth.Anonymous(auth.Limits{})
 	c.Revalidated(first, fresh)
 	id, _ = c.Identity()
