@@ -47,6 +47,17 @@ func TestRealRunCgroup(t *testing.T) {
 	for _, root := range tree.Roots() {
 		assert.DirExists(t, root)
 	}
+	if !layout.v2 {
+		// v1: memory and pids, then the optional cpu hierarchy, which
+		// root can always create a cgroup in.
+		want := 2
+		if layout.cpuDir != "" {
+			want = 3
+			assert.Equal(t, filepath.Join(layout.cpuDir, filepath.Base(tree.Root())), tree.Roots()[2])
+		}
+		assert.Len(t, tree.Roots(), want)
+		assert.Equal(t, layout.cpuDir != "", tree.Has(CPU), "the cpu hierarchy's cgroup")
+	}
 
 	cg, err := tree.Create("run-1")
 	require.NoError(t, err)
@@ -238,4 +249,65 @@ func TestLayoutsOfAGivenDir(t *testing.T) {
 	require.Len(t, layouts, 1)
 	assert.True(t, layouts[0].v2)
 	assert.Equal(t, v2, layouts[0].Dir())
+}
+
+// Without a given directory the layouts are this process's own cgroups,
+// as /proc/self says; rootless on a host that mixes v1 and v2 adds the v2
+// cgroup (v1 ones are seldom delegated).
+func TestLayoutsOfThisProcess(t *testing.T) {
+	self, err := os.ReadFile("/proc/self/cgroup")
+	require.NoError(t, err)
+	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	want, err := detectCgroups(string(self), string(mountinfo))
+	if err != nil {
+		t.Skipf("no usable cgroups here: %v", err)
+	}
+	layouts, err := Layouts("", false)
+	require.NoError(t, err)
+	assert.Equal(t, []*Layout{want}, layouts)
+
+	layouts, err = Layouts("", true)
+	require.NoError(t, err)
+	v2, hasV2 := detectV2(string(self), string(mountinfo))
+	if want.v2 || !hasV2 {
+		assert.Equal(t, []*Layout{want}, layouts, "nothing else to try")
+		return
+	}
+	assert.Equal(t, []*Layout{want, v2}, layouts, "the v1 layout first, then the v2 one")
+}
+
+// cpuacct.usage (ns) reads as µs; what is not a number is unknown.
+func TestCPUUsageV1(t *testing.T) {
+	dir := fakeCgroupDir(t, map[string]string{"cpuacct.usage": "1999\n"})
+	cg := &Run{dirs: []string{dir, dir}, cpuDir: dir}
+	assert.Equal(t, int64(1), cg.CPUUsage())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cpuacct.usage"), []byte("many\n"), 0o644))
+	assert.Equal(t, int64(-1), cg.CPUUsage())
+}
+
+// A cgroup that stays busy (here: it has a child) is retried with a
+// doubling pause, capped at 200 ms, for about a second (1 + 2 + … + 128 ms,
+// then four times 200 ms: 1.055 s), then reported.
+func TestRealRemoveGivesUp(t *testing.T) {
+	_, tree := realTree(t, Limits{Memory: 64 << 20, Pids: 17})
+	cg, err := tree.Create("busy")
+	require.NoError(t, err)
+	child := filepath.Join(cg.Dir(), "child")
+	require.NoError(t, os.Mkdir(child, 0o755))
+	t.Cleanup(func() { _ = os.Remove(child); _ = cg.Destroy() })
+
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- cg.Destroy() }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("removing a busy cgroup must give up")
+	}
+	elapsed := time.Since(start)
+	require.ErrorContains(t, err, "remove cgroup "+cg.Dir())
+	assert.GreaterOrEqual(t, elapsed, 1055*time.Millisecond, "the pauses between the 13 tries")
+	assert.Less(t, elapsed, 5*time.Second)
+	assert.DirExists(t, cg.Dir())
 }
