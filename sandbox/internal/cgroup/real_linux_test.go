@@ -315,3 +315,21 @@ func TestRealRemoveGivesUp(t *testing.T) {
 	assert.Less(t, elapsed, 5*time.Second)
 	assert.DirExists(t, cg.Dir())
 }
+
+// On cgroup v2 a Runner's tree goes in the directory v2Base picks, which
+// enables memory and pids for its children there; plain files stand in
+// for the kernel's, so the tree's own subtree_control is missing and
+// says so. A name taken already is refused.
+func TestNewTreeV2OnFiles(t *testing.T) {
+	dir := fakeCgroupDir(t, map[string]string{"cgroup.controllers": "memory pids\n", "cgroup.subtree_control": ""})
+	layout := &Layout{v2: true, dir: dir}
+	_, err := NewTree(layout, "r", Limits{})
+	require.ErrorContains(t, err, filepath.Join(dir, "r", "cgroup.subtree_control"))
+	assert.DirExists(t, filepath.Join(dir, "r"))
+	got, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	require.NoError(t, err)
+	assert.Equal(t, "+memory +pids", string(got))
+
+	_, err = NewTree(layout, "r", Limits{})
+	require.ErrorContains(t, err, "create cgroup "+filepath.Join(dir, "r"))
+}
