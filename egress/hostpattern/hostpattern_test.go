@@ -127,3 +127,25 @@ func TestPatternPorts(t *testing.T) {
 	assert.True(t, any.Match("h", 65535))
 	assert.False(t, any.Match("g", 1))
 }
+
+// A list parses in order; its first bad entry is the error, and nothing
+// of the list is returned with it.
+func TestParseList(t *testing.T) {
+	ps, err := ParseList([]string{"a.example:1", "*.b.example:*", "*"})
+	require.NoError(t, err)
+	require.Len(t, ps, 3)
+	assert.Equal(t, "a.example:1", ps[0].String())
+	assert.Equal(t, "*.b.example:*", ps[1].String())
+	assert.True(t, ps[2].IsAny())
+	assert.Equal(t, 0, ps[2].Port())
+	assert.Empty(t, ps[2].Host())
+
+	ps, err = ParseList([]string{"a.example:1", "bad", "c:0"})
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, `"bad"`, "the first bad entry")
+	assert.Nil(t, ps)
+
+	ps, err = ParseList(nil)
+	require.NoError(t, err)
+	assert.Empty(t, ps)
+}
