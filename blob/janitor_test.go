@@ -3,6 +3,7 @@ package blob
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -66,4 +67,28 @@ func TestFSStoreOpenLogsNoSweepFailure(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Contains(t, logs.String(), `"message":"blob store opened"`)
 	assert.NotContains(t, logs.String(), "blob sweep at open")
+}
+
+// TestRunJanitorLogsFailedSweeps: the janitor sweeps at every interval
+// and logs a sweep that failed, and only those; stopping it closes done.
+func TestRunJanitorLogsFailedSweeps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		calls := 0
+		sweep := func(context.Context) (int, error) {
+			calls++
+			if calls == 2 {
+				return 0, errors.New("disk gone")
+			}
+			return 1, nil
+		}
+		stop, done := make(chan struct{}), make(chan struct{})
+		go RunJanitor(stop, done, time.Minute, sweep, zerolog.New(&logs))
+		time.Sleep(3*time.Minute + time.Second)
+		synctest.Wait()
+		close(stop)
+		<-done
+		assert.Equal(t, 3, calls)
+		assert.Equal(t, `{"level":"warn","error":"disk gone","message":"blob janitor"}`+"\n", logs.String())
+	})
 }
