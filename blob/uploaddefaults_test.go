@@ -66,3 +66,26 @@ func TestUploadDefaults(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepKeepsTheMarkerOfALiveUpload: an upload begun more than the TTL
+// ago but given a chunk since is kept by a sweep, and so is its owner's
+// marker: it still counts against MaxPending.
+func TestSweepKeepsTheMarkerOfALiveUpload(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock()
+	s := NewMemStore(MemOptions{Now: clock.Now})
+	u := NewUploads(s, UploadOptions{MaxPending: 1, MaxChunkBytes: 10, Now: clock.Now})
+	id, err := u.Begin(ctx, "alice", "text/plain", 20)
+	require.NoError(t, err)
+	clock.Advance(50 * time.Minute)
+	_, err = u.Chunk(ctx, id, PutOptions{Owner: "alice"}, 0, []byte("0123456789"))
+	require.NoError(t, err)
+	clock.Advance(20 * time.Minute)
+	n, err := u.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	_, err = u.Begin(ctx, "alice", "text/plain", 1)
+	var full *StorageFullError
+	require.ErrorAs(t, err, &full, "the live upload still counts")
+	assert.Equal(t, FullPendingUploads, full.Reason)
+}
