@@ -12,13 +12,13 @@ import (
 
 // TestFSStoreConcurrentPutsIntoANewShard: Puts that race to create the
 // same shard folder all succeed (the loser of the mkdir finds the folder
-// there). 64 shards, 4 Puts each, released at once.
+// there). 256 shards, 4 Puts each, released at once.
 func TestFSStoreConcurrentPutsIntoANewShard(t *testing.T) {
 	s := openFS(t, t.TempDir(), FSOptions{})
 	defer s.Close()
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for shard := range 64 {
+	for shard := range 256 {
 		for i := range 4 {
 			id := fmt.Sprintf("blob:%02x%030x", shard, i)
 			wg.Go(func() {
@@ -31,5 +31,5 @@ func TestFSStoreConcurrentPutsIntoANewShard(t *testing.T) {
 	close(start)
 	wg.Wait()
 	count, _ := s.Usage()
-	assert.Equal(t, 256, count)
+	assert.Equal(t, 1024, count)
 }
