@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -192,4 +194,27 @@ func FuzzParseAllowed(f *testing.F) {
 			assert.NoError(t, perr)
 		}
 	})
+}
+
+// TestReportSortsSkips: the list is sorted by package, then test.
+func TestReportSortsSkips(t *testing.T) {
+	skips := []skip{{pkg: "sandbox", test: "TestB"}, {pkg: "deploy", test: "TestZ"}, {pkg: "sandbox", test: "TestA"}, {pkg: "sandbox", test: "TestA/sub"}}
+	var out bytes.Buffer
+	assert.Equal(t, 4, report(skips, nil, "", &out))
+	assert.Equal(t, "skipped tests (4):\n"+
+		"  NOT ALLOWED deploy TestZ: \n"+
+		"  NOT ALLOWED sandbox TestA: \n"+
+		"  NOT ALLOWED sandbox TestA/sub: \n"+
+		"  NOT ALLOWED sandbox TestB: \n", out.String())
+}
+
+// TestReadAllowed reads the file named, and fails on one that is missing.
+func TestReadAllowed(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "allowed-skips")
+	require.NoError(t, os.WriteFile(name, []byte("sandbox TestX @rootless why\n"), 0o600))
+	got, err := readAllowed(name)
+	require.NoError(t, err)
+	assert.Equal(t, []allowedSkip{{pkg: "sandbox", test: "TestX", stages: []string{"rootless"}, reason: "why"}}, got)
+	_, err = readAllowed(name + ".missing")
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }
