@@ -218,3 +218,18 @@ func TestReadAllowed(t *testing.T) {
 	_, err = readAllowed(name + ".missing")
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestParseAllowedNamesTheLine: an error names the file's line, counted
+// from 1 with comments and blank lines; stage names take each end of
+// their ranges.
+func TestParseAllowedNamesTheLine(t *testing.T) {
+	_, err := parseAllowed(strings.NewReader("# c\n\nsandbox TestX why\nsandbox TestY\n"), "f")
+	assert.ErrorContains(t, err, "f:4: want: package test")
+	got, err := parseAllowed(strings.NewReader("sandbox TestX @a0-z9,0,9,a,z why\n"), "f")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a0-z9", "0", "9", "a", "z"}, got[0].stages)
+	for _, bad := range []string{"/", ":", "`", "{", "A", "_"} {
+		_, err := parseAllowed(strings.NewReader("sandbox TestX @"+bad+" why\n"), "f")
+		assert.ErrorContains(t, err, "f:1: stage", bad)
+	}
+}
