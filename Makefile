@@ -35,8 +35,9 @@ RECHECK_TIMEOUT   ?= 3m
 RECHECK_ARGS      ?=
 # go test -json through internal/skipcheck: go test's usual output, then
 # the skipped tests; with SKILLGATE_REQUIRE_NO_SKIPS=1 (CI) a skip that
-# .ci/allowed-skips does not list fails.
-SKIPCHECK := $(CURDIR)/bin/skipcheck -allowed $(CURDIR)/.ci/allowed-skips --
+# .ci/allowed-skips does not list for that stage (-stage) fails.
+# .ci/test-rootless runs its tests the same way (-stage rootless).
+SKIPCHECK := $(CURDIR)/bin/skipcheck -allowed $(CURDIR)/.ci/allowed-skips
 # The sandbox's isolation, abuse and leakage suites, which make test-scratch
 # runs again on the from-scratch path (the unit stage forces the template).
 SCRATCH_TESTS := ^(TestIsolation.*|TestAbuse.*|TestRunProcessesKeepDefaultSignals|TestParallelRunsAreIsolated|TestUserCodeCannotClaimReservedTypes|TestSeccompUnlistedCallsInARun|TestRunsHaveTheirOwnUserCounts|TestEgressNoNetworkWithoutEgress)$$
@@ -74,14 +75,14 @@ staticcheck:
 	$(BENCHMOD) ../bin/staticcheck ./...
 
 unit: skipcheck ## go test -race ./... (the gateway and the bench module)
-	$(SKIPCHECK) $(GO) test -race -count=1 -json -timeout 30m ./...
-	$(BENCHMOD) $(SKIPCHECK) $(GO) test -race -count=1 -json -timeout 10m ./...
+	$(SKIPCHECK) -stage unit -- $(GO) test -race -count=1 -json -timeout 30m ./...
+	$(BENCHMOD) $(SKIPCHECK) -stage unit -- $(GO) test -race -count=1 -json -timeout 10m ./...
 
 skipcheck:
 	$(GO) build -o bin/skipcheck ./internal/skipcheck
 
 test-scratch: skipcheck ## The sandbox's isolation, abuse and leakage suites again with sandboxes started from scratch (SKILLGATE_SANDBOX_TEMPLATE=off)
-	SKILLGATE_SANDBOX_TEMPLATE=off $(SKIPCHECK) $(GO) test -race -count=1 -json -timeout 20m -run '$(SCRATCH_TESTS)' ./sandbox
+	SKILLGATE_SANDBOX_TEMPLATE=off $(SKIPCHECK) -stage scratch -- $(GO) test -race -count=1 -json -timeout 20m -run '$(SCRATCH_TESTS)' ./sandbox
 
 .PHONY: test-clients test-python
 test-clients: test-python test-typescript ## The Python and TypeScript clients' suites against bin/skillgate
@@ -89,7 +90,7 @@ test-clients: test-python test-typescript ## The Python and TypeScript clients' 
 test-python: build ## Python client tests (clients/python) against bin/skillgate; needs python3-pytest
 	SKILLGATE_BIN=$(CURDIR)/$(BIN) clients/python/run-tests.sh
 
-test-rootless: ## As root: the sandbox and gateway tests again as user skillgate-rootless (rootless mode); fails if that mode cannot work
+test-rootless: ## As root: the sandbox and gateway tests again as user skillgate-rootless (rootless mode), their skips checked like make unit's; fails if that mode cannot work
 	./.ci/test-rootless
 
 .PHONY: test-cgroup2

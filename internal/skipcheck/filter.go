@@ -27,10 +27,10 @@ type pkgLog struct {
 
 // filter reads the events from r and prints what plain go test prints:
 // build output, each package's summary, skip and failure lines, and the
-// whole output of a failed test or package. It returns the skipped tests.
-func filter(r io.Reader, w io.Writer) []skip {
+// whole output of a failed test or package. It returns the skipped tests
+// and whether a test or package failed.
+func filter(r io.Reader, w io.Writer) (skips []skip, failed bool) {
 	logs := map[string]*pkgLog{}
-	var skips []skip
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -61,6 +61,7 @@ func filter(r io.Reader, w io.Writer) []skip {
 				skips = append(skips, skip{pkg: strings.TrimPrefix(ev.Package, module), test: ev.Test, reason: skipReason(l.tests[ev.Test])})
 			}
 		case "fail":
+			failed = true
 			if ev.Test != "" {
 				fmt.Fprint(w, strings.Join(l.tests[ev.Test], ""))
 			} else if !anyTestFailed(l) {
@@ -71,7 +72,7 @@ func filter(r io.Reader, w io.Writer) []skip {
 			delete(logs, ev.Package)
 		}
 	}
-	return skips
+	return skips, failed
 }
 
 // summaryLine tells go test's per-package lines ("ok", "FAIL", "?") from
