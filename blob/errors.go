@@ -38,6 +38,10 @@ var (
 	ErrObjectNotFound = errors.New("object not found")
 	// ErrObjectExists: CreateObject found an object under the key.
 	ErrObjectExists = errors.New("object already exists")
+	// ErrObjectChanged: the object was replaced while it was being read
+	// (S3 reads an object's later parts on the condition that it is the
+	// one it began with); reading it again gets the new one whole.
+	ErrObjectChanged = errors.New("object changed while it was read")
 	// ErrInvalidKey: an object key outside the allowed form (see ValidateKey).
 	ErrInvalidKey = errors.New("invalid object key")
 	// ErrUploadNotFound: no pending upload with that id for this owner

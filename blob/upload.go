@@ -218,11 +218,33 @@ type chunk struct {
 }
 
 // meta loads the metadata of an upload of owner. Another owner's upload
-// is ErrUploadNotFound, like an unknown id.
+// is ErrUploadNotFound, like an unknown id. Each chunk rewrites the
+// metadata, so a read that another replica's chunk overtook
+// (ErrObjectChanged) is read again, a bounded number of times.
 func (u *Uploads) meta(ctx context.Context, owner, id string) (uploadMeta, error) {
 	if err := ValidateUploadID(id); err != nil {
 		return uploadMeta{}, err
 	}
+	for attempt := 1; ; attempt++ {
+		m, err := u.readMeta(ctx, id)
+		if errors.Is(err, ErrObjectChanged) && attempt < metaReadAttempts && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return uploadMeta{}, err
+		}
+		if m.Owner != owner {
+			return uploadMeta{}, fmt.Errorf("upload %s: %w", id, ErrUploadNotFound)
+		}
+		return m, nil
+	}
+}
+
+// metaReadAttempts bounds the reads of an upload's metadata that writers
+// keep overtaking: one per chunk racing at once is plenty.
+const metaReadAttempts = 8
+
+func (u *Uploads) readMeta(ctx context.Context, id string) (uploadMeta, error) {
 	rc, _, err := u.obj.GetObject(ctx, u.key(id, uploadMetaName))
 	if errors.Is(err, ErrObjectNotFound) {
 		return uploadMeta{}, fmt.Errorf("upload %s: %w", id, ErrUploadNotFound)
@@ -237,9 +259,6 @@ func (u *Uploads) meta(ctx context.Context, owner, id string) (uploadMeta, error
 		return uploadMeta{}, fmt.Errorf("upload %s: %w", id, ErrUploadNotFound)
 	} else if err != nil {
 		return uploadMeta{}, fmt.Errorf("upload %s: metadata: %w", id, err)
-	}
-	if m.Owner != owner {
-		return uploadMeta{}, fmt.Errorf("upload %s: %w", id, ErrUploadNotFound)
 	}
 	return m, nil
 }

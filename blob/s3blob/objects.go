@@ -74,8 +74,14 @@ type notFoundOnRead struct {
 
 func (r notFoundOnRead) Read(p []byte) (int, error) {
 	n, err := r.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && isNotFound(err) {
+	switch {
+	case err == nil || err == io.EOF:
+	case isNotFound(err):
 		err = fmt.Errorf("get object %s: %w", r.key, blob.ErrObjectNotFound)
+	case minio.ToErrorResponse(err).Code == minio.PreconditionFailed:
+		// The client reads on the condition that the object is still the
+		// one it found: another writer replaced it meanwhile.
+		err = fmt.Errorf("get object %s: %w", r.key, blob.ErrObjectChanged)
 	}
 	return n, err
 }
