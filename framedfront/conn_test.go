@@ -3,20 +3,16 @@ package framedfront
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/dispatch"
 	"github.com/skillgate/skillgate/dispatch/auth"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/skills"
 )
 
 // grabbed is what a "grab" request saw on the gateway's side: its
@@ -48,27 +44,13 @@ func (g grabHandler) Handle(ctx context.Context, req *session.Request) (any, err
 // connection and the gateway's side of it.
 func serveGrab(t *testing.T, budget *session.Budget) (*session.Conn, grabbed) {
 	t.Helper()
-	reg, err := skills.NewRegistry(skills.Options{Dir: t.TempDir(), Logger: zerolog.Nop()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = reg.Close() })
-	blobs := blob.NewMemStore(blob.MemOptions{})
-	t.Cleanup(func() { _ = blobs.Close() })
-	d := dispatch.New(dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs})
 	cfg := session.DefaultConfig()
 	cfg.Budget = budget
-	h := grabHandler{Handler: New(d), grabs: make(chan grabbed, 1)}
-	srv, err := session.NewServer(cfg, h)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(ln, "tcp") }()
+	h := grabHandler{Handler: New(openDispatcher(t)), grabs: make(chan grabbed, 1)}
+	c := dial(t, cfg, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := session.Dial(ctx, ln.Addr().String(), nil, session.ClientConfig(), nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	_, err = c.Call(ctx, "grab", json.RawMessage(`{}`))
+	_, err := c.Call(ctx, "grab", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	return c, <-h.grabs
 }

@@ -28,15 +28,28 @@ func TestMain(m *testing.M) {
 // and returns a client connection that has not initialized.
 func serve(t *testing.T) *session.Conn {
 	t.Helper()
+	cfg := session.DefaultConfig()
+	Configure(&cfg)
+	return dial(t, cfg, New(openDispatcher(t)))
+}
+
+// openDispatcher is an open gateway's dispatcher with no skills but the
+// built-in guide.
+func openDispatcher(t *testing.T) *dispatch.Dispatcher {
+	t.Helper()
 	reg, err := skills.NewRegistry(skills.Options{Dir: t.TempDir(), Logger: zerolog.Nop()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = reg.Close() })
 	blobs := blob.NewMemStore(blob.MemOptions{})
 	t.Cleanup(func() { _ = blobs.Close() })
-	d := dispatch.New(dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs})
-	cfg := session.DefaultConfig()
-	Configure(&cfg)
-	srv, err := session.NewServer(cfg, New(d))
+	return dispatch.New(dispatch.Options{Logger: zerolog.Nop(), Skills: reg, Blobs: blobs})
+}
+
+// dial serves h on a loopback listener configured by cfg and returns a
+// client connection to it.
+func dial(t *testing.T, cfg session.Config, h session.Handler) *session.Conn {
+	t.Helper()
+	srv, err := session.NewServer(cfg, h)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -414,25 +414,36 @@ func (r *Runner) pid1Config(sb *sandbox) wire.InitConfig {
 	return c
 }
 
-// startOnLockedThread starts pid 1 from a goroutine that keeps its OS thread for
-// the sandbox's lifetime: Pdeathsig fires when the spawning thread exits.
-// The goroutine then notices pid 1's exit without reaping it, so the pid
-// cannot be reused while the host still uses /proc/<pid>.
+// startOnLockedThread starts pid 1. Its goroutine then notices pid 1's
+// exit without reaping it, so the pid cannot be reused while the host
+// still uses /proc/<pid>, and reaps it once the sandbox releases it.
 func (sb *sandbox) startOnLockedThread() error {
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		if err := sb.cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		sb.pid = sb.cmd.Process.Pid
-		started <- nil
-		waitExited(sb.pid)
+	err := startOnLockedThread(sb.cmd, func() {
+		waitExited(sb.cmd.Process.Pid)
 		close(sb.exited)
 		<-sb.release
 		_ = sb.cmd.Wait()
 		close(sb.reaped)
+	})
+	if err == nil {
+		sb.pid = sb.cmd.Process.Pid
+	}
+	return err
+}
+
+// startOnLockedThread starts cmd from a goroutine that keeps its OS thread
+// until then returns: Pdeathsig fires when the spawning thread exits, not
+// the process. then runs on that goroutine once cmd has started.
+func startOnLockedThread(cmd *exec.Cmd, then func()) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		then()
 	}()
 	return <-started
 }

@@ -115,22 +115,13 @@ func (r *Runner) startTemplate(env Environment) (*template, error) {
 	return tpl, nil
 }
 
-// startOnLockedThread starts the template from a goroutine that keeps its
-// OS thread until the template exits: Pdeathsig follows that thread, not
-// the process. The goroutine reaps the template and closes dead.
+// startOnLockedThread starts the template; its goroutine reaps it and
+// closes dead.
 func (tpl *template) startOnLockedThread() error {
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		if err := tpl.cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
+	return startOnLockedThread(tpl.cmd, func() {
 		_ = tpl.cmd.Wait()
 		close(tpl.dead)
-	}()
-	return <-started
+	})
 }
 
 // awaitReady waits for the template's ready message: "R", or "E" and
