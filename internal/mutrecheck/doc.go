@@ -10,9 +10,17 @@
 // whose token is no longer at its place is reported STALE: the source
 // moved since the report was written.
 //
+// KILLED mutants, and the RUNNABLE ones of a dry run (`gremlins unleash
+// --dry-run`), can be run too: every mutant judged for real, where
+// gremlins' own timing cannot be trusted (tests slower than its timeout,
+// or a mutant that does not build counted as killed). -test-pkg judges
+// the mutants by another package's tests (code that runs only inside
+// them, such as a sandbox's pid 1); -run keeps only some tests, which
+// gives a lower bound of the score.
+//
 // Usage, from the module root:
 //
-//	go run ./internal/mutrecheck -report .mutation/session.json -pkg ./session [-status LIVED,"TIMED OUT"] [-timeout 3m] [-o result.json]
+//	go run ./internal/mutrecheck -report .mutation/session.json -pkg ./session [-status LIVED,"TIMED OUT"] [-test-pkg ./other] [-run Pattern] [-timeout 3m] [-o result.json]
 //
 // `make mutation-recheck PKG=./session` runs it on the report `make
 // mutation` wrote for that package.

@@ -26,9 +26,15 @@ var (
 	failedTest  = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
 )
 
-// goTest runs `go test -count=1 -failfast` of pkg in dir, with overlay
+// testTarget is what judges a mutant: a package's tests, maybe only those
+// matching Run (go test -run).
+type testTarget struct {
+	Pkg, Run string
+}
+
+// goTest runs `go test -count=1 -failfast` of target in dir, with overlay
 // (a go build -overlay file, or "" for none), for at most timeout.
-func goTest(ctx context.Context, dir, pkg, overlay string, timeout time.Duration) (Verdict, []byte, error) {
+func goTest(ctx context.Context, dir string, target testTarget, overlay string, timeout time.Duration) (Verdict, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// The test binary's own -timeout is a backstop behind ours, should the
@@ -37,7 +43,10 @@ func goTest(ctx context.Context, dir, pkg, overlay string, timeout time.Duration
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
+	if target.Run != "" {
+		args = append(args, "-run", target.Run)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, target.Pkg)...)
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -18,6 +18,8 @@ import (
 type Result struct {
 	Report   string      `json:"report"`
 	Package  string      `json:"package"`
+	Tests    string      `json:"tests,omitempty"`
+	Run      string      `json:"run,omitempty"`
 	Statuses []string    `json:"statuses"`
 	Mutants  []Rechecked `json:"mutants"`
 	Before   Counts      `json:"before"`
@@ -44,7 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	before, after := Tally(cfg.Report, rechecked)
 	printSummary(stdout, rechecked, before, after)
 	if outPath != "" {
-		res := Result{Report: reportPath, Package: cfg.Pkg, Statuses: cfg.Statuses, Mutants: rechecked, Before: before, After: after}
+		res := Result{Report: reportPath, Package: cfg.Pkg, Tests: cfg.TestPkg, Run: cfg.Run, Statuses: cfg.Statuses, Mutants: rechecked, Before: before, After: after}
 		if err := writeJSON(outPath, res); err != nil {
 			return errors.Join(runErr, err)
 		}
@@ -57,7 +59,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, string, string, error)
 	fl.SetOutput(stderr)
 	report := fl.String("report", "", "gremlins JSON report to re-check (required), e.g. .mutation/session.json")
 	pkg := fl.String("pkg", "", "the package the report is of, as given to gremlins (required), e.g. ./session")
-	status := fl.String("status", statusLived, `statuses to re-check, comma-separated: LIVED, "TIMED OUT", "NOT COVERED"`)
+	status := fl.String("status", statusLived, `statuses to re-check, comma-separated: LIVED, "TIMED OUT", "NOT COVERED"; KILLED and RUNNABLE (a --dry-run report) run those for real`)
+	testPkg := fl.String("test-pkg", "", "judge the mutants by this package's tests instead of -pkg's own, e.g. ./sandbox for ./sandbox/internal/pid1")
+	runTests := fl.String("run", "", "run only the tests matching this regular expression (go test -run): a lower bound of the score")
 	files := fl.String("files", "", "re-check only the mutants of files whose name matches this regular expression")
 	timeout := fl.Duration("timeout", 3*time.Minute, "bound of each mutant's go test run, build included")
 	noBaseline := fl.Bool("no-baseline", false, "skip the first run without a mutant that checks the tests pass")
@@ -66,7 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, string, string, error)
 	if err := fl.Parse(args); err != nil {
 		return Config{}, "", "", err
 	}
-	cfg := Config{Dir: ".", Pkg: *pkg, Timeout: *timeout, Baseline: !*noBaseline, Verbose: *verbose}
+	cfg := Config{Dir: ".", Pkg: *pkg, TestPkg: *testPkg, Run: *runTests, Timeout: *timeout, Baseline: !*noBaseline, Verbose: *verbose}
 	if *report == "" || *pkg == "" {
 		return cfg, "", "", errors.New("-report and -pkg are required")
 	}
@@ -79,6 +83,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, string, string, error)
 	var err error
 	if cfg.Statuses, err = ParseStatuses(*status); err != nil {
 		return cfg, "", "", fmt.Errorf("-status: %w", err)
+	}
+	if _, err := regexp.Compile(*runTests); err != nil {
+		return cfg, "", "", fmt.Errorf("-run: %w", err)
 	}
 	if *files != "" {
 		if cfg.Files, err = regexp.Compile(*files); err != nil {

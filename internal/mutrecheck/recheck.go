@@ -18,7 +18,14 @@ type Config struct {
 	// Dir is where go test runs (the module root); Pkg is the package as
 	// given to `make mutation`, relative to Dir (./session).
 	Dir, Pkg string
-	Report   Report
+	// TestPkg, when set, is the package whose tests judge the mutants
+	// instead of Pkg's own: code that runs only inside another package's
+	// tests (a sandbox's pid 1 runs only in the sandbox's) is judged there.
+	TestPkg string
+	// Run, when set, runs only the tests it matches (go test -run): a
+	// subset, so a mutant it leaves alive may still die in the rest.
+	Run    string
+	Report Report
 	// Statuses are the report statuses whose mutants run again.
 	Statuses []string
 	// Files, when set, keeps only the mutants of matching file names.
@@ -71,12 +78,12 @@ func Run(ctx context.Context, cfg Config) ([]Rechecked, error) {
 }
 
 func baseline(ctx context.Context, cfg Config) error {
-	v, output, err := goTest(ctx, cfg.Dir, cfg.Pkg, "", cfg.Timeout)
+	v, output, err := goTest(ctx, cfg.Dir, cfg.target(), "", cfg.Timeout)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
 	if v.Status != statusLived {
-		return fmt.Errorf("baseline: the tests of %s do not pass without a mutant (%s), so no mutant can be judged:\n%s", cfg.Pkg, v.Status, tail(output, 40))
+		return fmt.Errorf("baseline: the tests of %s do not pass without a mutant (%s), so no mutant can be judged:\n%s", cfg.target().Pkg, v.Status, tail(output, 40))
 	}
 	return nil
 }
@@ -129,7 +136,16 @@ func testMutant(ctx context.Context, cfg Config, path string, src []byte) (Verdi
 	if err != nil {
 		return Verdict{}, nil, err
 	}
-	return goTest(ctx, cfg.Dir, cfg.Pkg, overlay, cfg.Timeout)
+	return goTest(ctx, cfg.Dir, cfg.target(), overlay, cfg.Timeout)
+}
+
+// target is the tests that judge the mutants: TestPkg's, else Pkg's own.
+func (cfg Config) target() testTarget {
+	pkg := cfg.TestPkg
+	if pkg == "" {
+		pkg = cfg.Pkg
+	}
+	return testTarget{Pkg: pkg, Run: cfg.Run}
 }
 
 // tail keeps the last n lines of out.

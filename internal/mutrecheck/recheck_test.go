@@ -165,6 +165,63 @@ func TestRecheckRefusesFailingTests(t *testing.T) {
 	assert.Empty(t, got)
 }
 
+// Code that only another package's tests run (a sandbox's pid 1, which
+// the sandbox's tests start) is judged by that package's tests
+// (-test-pkg), maybe only some of them (-run); KILLED and a dry run's
+// RUNNABLE mutants run for real too.
+func TestRecheckJudgedByAnotherPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test on a module")
+	}
+	dir := tinyModule(t)
+	require.NoError(t, os.Remove(filepath.Join(dir, "tiny_test.go")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "judge"), 0o755))
+	write(t, filepath.Join(dir, "judge", "judge_test.go"), `package judge
+
+import (
+	"testing"
+
+	"example.com/tiny"
+)
+
+func TestBig(t *testing.T) {
+	if !tiny.IsBig(20) || tiny.IsBig(1) {
+		t.Fatal("IsBig")
+	}
+}
+
+func TestSum(t *testing.T) {
+	if tiny.Sum(4) != 6 {
+		t.Fatal("Sum")
+	}
+}
+`)
+	report := tinyReport(
+		ReportMutation{Type: "CONDITIONALS_NEGATION", Status: statusRunnable, Line: 8, Column: 11},
+		ReportMutation{Type: "INVERT_ASSIGNMENTS", Status: statusKilled, Line: 15, Column: 9},
+	)
+	cfg := Config{Dir: dir, Pkg: ".", TestPkg: "./judge", Report: report, Statuses: []string{statusRunnable, statusKilled},
+		Timeout: 5 * time.Minute, Baseline: true, Out: &bytes.Buffer{}}
+	got, err := Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, Rechecked{File: "tiny.go", Line: 8, Column: 11, Type: "CONDITIONALS_NEGATION", Was: statusRunnable, Status: statusKilled, Test: "TestBig"}, got[0])
+	assert.Equal(t, Rechecked{File: "tiny.go", Line: 15, Column: 9, Type: "INVERT_ASSIGNMENTS", Was: statusKilled, Status: statusKilled, Test: "TestSum"}, got[1])
+
+	cfg.Run = "^TestSum$"
+	got, err = Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, statusLived, got[0].Status, "TestBig does not run")
+	assert.Equal(t, statusKilled, got[1].Status)
+
+	// Without -test-pkg, tiny has no tests of its own: everything lives.
+	cfg.TestPkg, cfg.Run = "", ""
+	got, err = Run(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, statusLived, got[0].Status)
+}
+
 // A file the report names but the tree no longer has makes its mutants
 // stale without running anything.
 func TestRecheckGoneFileIsStale(t *testing.T) {
@@ -191,7 +248,8 @@ func TestCommandLine(t *testing.T) {
 	}{
 		{[]string{"-pkg", "."}, "-report and -pkg are required"},
 		{[]string{"-report", report}, "-report and -pkg are required"},
-		{[]string{"-report", report, "-pkg", ".", "-status", "KILLED"}, `-status: status "KILLED" cannot be re-checked`},
+		{[]string{"-report", report, "-pkg", ".", "-status", "SKIPPED"}, `-status: status "SKIPPED" cannot be re-checked`},
+		{[]string{"-report", report, "-pkg", ".", "-run", "Test("}, "-run: error parsing regexp"},
 		{[]string{"-report", report, "-pkg", ".", "-timeout", "0s"}, "-timeout 0s: must be positive"},
 		{[]string{"-report", report, "-pkg", ".", "-files", "("}, "-files: error parsing regexp"},
 		{[]string{"-report", report, "-pkg", ".", "extra"}, `unexpected arguments ["extra"]`},

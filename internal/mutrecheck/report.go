@@ -25,9 +25,12 @@ const (
 // reportStatuses are the statuses a gremlins report may hold.
 var reportStatuses = []string{statusKilled, statusLived, statusNotCovered, statusNotViable, statusTimedOut, statusSkipped, statusRunnable}
 
-// recheckable are the statuses whose mutants a re-check may run again: the
-// ones gremlins did not see killed.
-var recheckable = []string{statusLived, statusTimedOut, statusNotCovered}
+// recheckable are the statuses whose mutants a re-check may run again:
+// the ones gremlins did not see killed, and (to run every mutant for real)
+// the killed ones and those of a dry run (`gremlins unleash --dry-run`
+// lists each as RUNNABLE or NOT COVERED): gremlins times each mutant by
+// its first coverage run, and counts one that does not build as killed.
+var recheckable = []string{statusLived, statusTimedOut, statusNotCovered, statusKilled, statusRunnable}
 
 // Report is the part of gremlins' JSON report (internal/report/internal
 // OutputResult in v0.6.0) this tool reads. The per-mutant list is the

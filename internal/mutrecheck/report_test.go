@@ -66,9 +66,12 @@ func TestParseStatuses(t *testing.T) {
 	got, err = ParseStatuses(" lived, TIMED  OUT ,NOT COVERED,LIVED,")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"LIVED", "TIMED OUT", "NOT COVERED"}, got)
-	for _, bad := range []string{"KILLED", "NOT VIABLE", "STALE", "DEAD"} {
+	got, err = ParseStatuses("killed,runnable")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"KILLED", "RUNNABLE"}, got, "every mutant run for real")
+	for _, bad := range []string{"SKIPPED", "NOT VIABLE", "STALE", "DEAD"} {
 		_, err = ParseStatuses(bad)
-		assert.ErrorContains(t, err, "cannot be re-checked: use LIVED, TIMED OUT, NOT COVERED", bad)
+		assert.ErrorContains(t, err, "cannot be re-checked: use LIVED, TIMED OUT, NOT COVERED, KILLED, RUNNABLE", bad)
 	}
 	_, err = ParseStatuses(" , ")
 	assert.ErrorContains(t, err, "no status to re-check")
