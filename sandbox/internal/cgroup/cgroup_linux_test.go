@@ -245,32 +245,29 @@ func TestCgroupMembers(t *testing.T) {
 	assert.False(t, self)
 }
 
-// TestGivenCgroupNeverLeaves uses a real cgroup v2 directory delegated to
-// this process's user (SKILLGATE_DELEGATED_CGROUP, with memory or pids:
-// the cgroup v2 stage makes one): while another process sits in it the
-// gateway names that process instead of climbing to the parent, and once
-// only the gateway is left it moves itself into a leaf of the directory.
-func TestGivenCgroupNeverLeaves(t *testing.T) {
-	dir := os.Getenv("SKILLGATE_DELEGATED_CGROUP")
+// delegatedV2 returns the cgroup v2 directory delegated to this process's
+// user (SKILLGATE_DELEGATED_CGROUP, with memory or pids: the cgroup v2
+// stage makes one; else the test skips) with its controllers enabled for
+// its children, and the cgroup this process must go back to before a
+// cgroup the test makes below it can be removed.
+func delegatedV2(t *testing.T) (dir, origin string) {
+	t.Helper()
+	dir = os.Getenv("SKILLGATE_DELEGATED_CGROUP")
 	if dir == "" {
 		t.Skip("SKILLGATE_DELEGATED_CGROUP names no delegated cgroup v2 directory")
 	}
 	avail, err := listedControllers(dir, "cgroup.controllers")
 	require.NoError(t, err)
 	if len(requiredIn(avail)) == 0 {
-		t.Skip("the delegated cgroup has neither memory nor Pids: nothing to enable, so nothing stands in the way")
+		t.Skip("the delegated cgroup has neither memory nor pids: nothing to enable, so nothing stands in the way")
 	}
-	// A cgroup of the test's own below dir, delegated the same way: the
-	// test does not disturb dir (which other tests use).
-	given := filepath.Join(dir, "given-"+strconv.Itoa(os.Getpid()))
-	require.NoError(t, os.Mkdir(given, 0o755))
 	self, err := os.ReadFile("/proc/self/cgroup")
 	require.NoError(t, err)
 	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
 	require.NoError(t, err)
 	own, ok := detectV2(string(self), string(mountinfo))
 	require.True(t, ok, "no cgroup v2 here")
-	origin := own.dir
+	origin = own.dir
 	ctl := filepath.Join(dir, "cgroup.subtree_control")
 	if _, err := enableControllers(ctl, avail); err != nil {
 		// dir holds this process: move it into the leaf first, as the
@@ -279,28 +276,60 @@ func TestGivenCgroupNeverLeaves(t *testing.T) {
 		require.NoError(t, err)
 		origin = filepath.Join(dir, gatewayLeaf)
 	}
-	avail, err = listedControllers(given, "cgroup.controllers")
-	require.NoError(t, err)
+	return dir, origin
+}
+
+// ownCgroup makes a cgroup for the test below parent and removes it at
+// the end, once this process is back in origin (removeCgroup kills what
+// is left in it).
+func ownCgroup(t *testing.T, parent, name, origin string) string {
+	t.Helper()
+	dir := filepath.Join(parent, name+"-"+strconv.Itoa(os.Getpid()))
+	require.NoError(t, os.Mkdir(dir, 0o755))
 	t.Cleanup(func() {
-		// Back to where this process was; only then may given go
-		// (removeCgroup kills what is left in it).
 		if err := writeFile(filepath.Join(origin, "cgroup.procs"), strconv.Itoa(os.Getpid())); err != nil {
-			t.Errorf("leave %s: %v", given, err)
+			t.Errorf("leave %s: %v", dir, err)
 			return
 		}
-		_ = os.Remove(filepath.Join(given, gatewayLeaf))
-		assert.NoError(t, removeCgroup(given))
+		_ = os.Remove(filepath.Join(dir, gatewayLeaf))
+		assert.NoError(t, removeCgroup(dir))
 	})
+	return dir
+}
 
+// sleeperIn starts a process that stays in dir until the test kills it.
+func sleeperIn(t *testing.T, dir string) *exec.Cmd {
+	t.Helper()
 	sleeper := exec.Command("sleep", "60")
 	require.NoError(t, sleeper.Start())
 	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
-	require.NoError(t, writeFile(filepath.Join(given, "cgroup.procs"), strconv.Itoa(sleeper.Process.Pid)))
+	require.NoError(t, writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(sleeper.Process.Pid)))
+	return sleeper
+}
+
+// inGatewayLeaf says whether this process now sits in dir's gateway leaf.
+func inGatewayLeaf(t *testing.T, dir string) bool {
+	t.Helper()
+	self, err := os.ReadFile("/proc/self/cgroup")
+	require.NoError(t, err)
+	return strings.HasSuffix(strings.TrimSpace(string(self)), "/"+filepath.Base(dir)+"/"+gatewayLeaf)
+}
+
+// TestGivenCgroupNeverLeaves uses a real delegated cgroup v2 directory:
+// while another process sits in the directory the operator named, the
+// gateway names that process instead of climbing to the parent, and once
+// only the gateway is left it moves itself into a leaf of the directory.
+func TestGivenCgroupNeverLeaves(t *testing.T) {
+	dir, origin := delegatedV2(t)
+	given := ownCgroup(t, dir, "given", origin)
+	avail, err := listedControllers(given, "cgroup.controllers")
+	require.NoError(t, err)
+	sleeper := sleeperIn(t, given)
 	require.NoError(t, writeFile(filepath.Join(given, "cgroup.procs"), strconv.Itoa(os.Getpid())))
 
 	_, _, err = v2Given(given)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), fmt.Sprintf("pid %d (sleep)", sleeper.Process.Pid))
+	assert.Contains(t, err.Error(), fmt.Sprintf("holds other processes: pid %d (sleep);", sleeper.Process.Pid))
 	assert.NoFileExists(t, filepath.Join(given, gatewayLeaf, "cgroup.procs"), "the gateway stays put when it cannot succeed")
 
 	require.NoError(t, sleeper.Process.Kill())
@@ -309,10 +338,50 @@ func TestGivenCgroupNeverLeaves(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, given, base, "the runs' cgroups go below the given directory")
 	assert.Equal(t, avail, enabled)
-	self, err = os.ReadFile("/proc/self/cgroup")
+	assert.True(t, inGatewayLeaf(t, given), "the gateway moved into a leaf of the given directory")
+	got, err := listedControllers(given, "cgroup.subtree_control")
 	require.NoError(t, err)
-	assert.True(t, strings.HasSuffix(strings.TrimSpace(string(self)), "/"+filepath.Base(given)+"/"+gatewayLeaf),
-		"the gateway moved into a leaf of the given directory: %s", self)
+	assert.Equal(t, avail, got, "enabled in the kernel, not only reported")
+}
+
+// TestOwnCgroupBusyV2 uses a real delegated cgroup v2 directory for the
+// gateway's own cgroup (no directory named): while another process
+// shares it, the runs' cgroups go in its parent, which enables the
+// controllers for its children already; alone, the gateway moves into a
+// leaf of its cgroup and enables them there; started again from that
+// leaf, it uses the cgroup above it.
+func TestOwnCgroupBusyV2(t *testing.T) {
+	dir, origin := delegatedV2(t)
+	parent := ownCgroup(t, dir, "parent", origin)
+	avail, err := listedControllers(parent, "cgroup.controllers")
+	require.NoError(t, err)
+	_, err = enableControllers(filepath.Join(parent, "cgroup.subtree_control"), avail)
+	require.NoError(t, err)
+	own := ownCgroup(t, parent, "own", origin)
+	sleeper := sleeperIn(t, own)
+	require.NoError(t, writeFile(filepath.Join(own, "cgroup.procs"), strconv.Itoa(os.Getpid())))
+
+	base, enabled, err := v2Base(own)
+	require.NoError(t, err)
+	assert.Equal(t, parent, base, "the cgroup is shared: its parent takes the runs")
+	assert.Equal(t, avail, enabled)
+	assert.False(t, inGatewayLeaf(t, own), "a shared cgroup is left as it is")
+
+	require.NoError(t, sleeper.Process.Kill())
+	_ = sleeper.Wait()
+	base, enabled, err = v2Base(own)
+	require.NoError(t, err)
+	assert.Equal(t, own, base, "alone in its cgroup, the gateway keeps it")
+	assert.Equal(t, avail, enabled)
+	assert.True(t, inGatewayLeaf(t, own), "and moved into a leaf of it")
+	got, err := listedControllers(own, "cgroup.subtree_control")
+	require.NoError(t, err)
+	assert.Equal(t, avail, got)
+
+	base, enabled, err = v2Base(filepath.Join(own, gatewayLeaf))
+	require.NoError(t, err)
+	assert.Equal(t, own, base, "from its leaf, the cgroup above it")
+	assert.Equal(t, avail, enabled)
 }
 
 func TestRunCgroupV2WithoutControllers(t *testing.T) {
