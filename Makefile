@@ -28,10 +28,13 @@ MUTATION_DIR      := .mutation
 MUTATION_ARGS     ?=
 MUTATION_REPORT    = $(MUTATION_DIR)/$(subst /,_,$(patsubst ./%,%,$(PKG))).json
 # make mutation-recheck re-runs only the mutants of that report with these
-# statuses (comma-separated: LIVED, TIMED OUT, NOT COVERED), each bounded by
-# RECHECK_TIMEOUT; RECHECK_ARGS passes more flags (-files, -v, -o).
+# statuses (comma-separated: LIVED, TIMED OUT, NOT COVERED; KILLED and a dry
+# run's RUNNABLE to judge them all for real), RECHECK_WORKERS at a time,
+# each bounded by RECHECK_TIMEOUT; RECHECK_ARGS passes more flags (-files,
+# -test-pkg, -run, -v, -o).
 RECHECK_STATUS    ?= LIVED
 RECHECK_TIMEOUT   ?= 3m
+RECHECK_WORKERS   ?= 1
 RECHECK_ARGS      ?=
 # go test -json through internal/skipcheck: go test's usual output, then
 # the skipped tests; with SKILLGATE_REQUIRE_NO_SKIPS=1 (CI) a skip that
@@ -127,7 +130,7 @@ mutation: ## Mutation testing of one package, PKG=./session (minutes; not part o
 
 mutation-recheck: ## Re-run only the survivors of the last make mutation PKG=... against today's tests (RECHECK_STATUS="LIVED")
 	$(GO) run ./internal/mutrecheck -report $(MUTATION_REPORT) -pkg $(PKG) \
-		-status '$(RECHECK_STATUS)' -timeout $(RECHECK_TIMEOUT) $(RECHECK_ARGS)
+		-status '$(RECHECK_STATUS)' -timeout $(RECHECK_TIMEOUT) -workers $(RECHECK_WORKERS) $(RECHECK_ARGS)
 
 DURATION ?= 30m
 soak: build ## Steady mixed load (framed, HTTP, MCP; runs, blobs, uploads) for DURATION (default 30m): RSS, goroutines, fds, data dir over time, and whether they stay flat

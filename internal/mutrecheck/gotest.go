@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -37,16 +38,12 @@ type testTarget struct {
 func goTest(ctx context.Context, dir string, target testTarget, overlay string, timeout time.Duration) (Verdict, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// The test binary's own -timeout is a backstop behind ours, should the
-	// kill below miss it; it also makes a hung test print its stacks.
-	args := []string{"test", "-count=1", "-failfast", "-timeout", (timeout + 30*time.Second).String()}
-	if overlay != "" {
-		args = append(args, "-overlay", overlay)
+	env, err := overlayEnv(os.Environ(), overlay)
+	if err != nil {
+		return Verdict{}, nil, err
 	}
-	if target.Run != "" {
-		args = append(args, "-run", target.Run)
-	}
-	cmd := exec.CommandContext(ctx, "go", append(args, target.Pkg)...)
+	cmd := exec.CommandContext(ctx, "go", goTestArgs(target, timeout)...)
+	cmd.Env = env
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -55,7 +52,7 @@ func goTest(ctx context.Context, dir string, target testTarget, overlay string, 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return Verdict{Status: statusTimedOut}, out.Bytes(), nil
@@ -63,6 +60,41 @@ func goTest(ctx context.Context, dir string, target testTarget, overlay string, 
 		return Verdict{}, out.Bytes(), ctx.Err()
 	}
 	return verdictOf(err, out.Bytes())
+}
+
+// goTestArgs are go test's arguments for target. The test binary's own
+// -timeout is a backstop 30 s behind ours, should the kill of the process
+// group miss it; it also makes a hung test print its stacks.
+func goTestArgs(target testTarget, timeout time.Duration) []string {
+	args := []string{"test", "-count=1", "-failfast", "-timeout", (timeout + 30*time.Second).String()}
+	if target.Run != "" {
+		args = append(args, "-run", target.Run)
+	}
+	return append(args, target.Pkg)
+}
+
+// overlayEnv adds overlay to GOFLAGS in env rather than to go test's
+// arguments: a test that builds a binary itself (go build of a command, as
+// cmd/skillgate's end-to-end tests do) then builds the mutant too.
+func overlayEnv(env []string, overlay string) ([]string, error) {
+	if overlay == "" {
+		return env, nil
+	}
+	if strings.ContainsAny(overlay, " \t\n") {
+		return nil, fmt.Errorf("overlay path %q holds a space, which GOFLAGS cannot carry: set TMPDIR to a path without one", overlay)
+	}
+	flags := "-overlay=" + overlay
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			if v = strings.TrimSpace(v); v != "" {
+				flags = v + " " + flags
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GOFLAGS="+flags), nil
 }
 
 // verdictOf reads the outcome of a go test run: passed is LIVED, a build

@@ -65,17 +65,21 @@ func parseFlags(args []string, stderr io.Writer) (Config, string, string, error)
 	files := fl.String("files", "", "re-check only the mutants of files whose name matches this regular expression")
 	timeout := fl.Duration("timeout", 3*time.Minute, "bound of each mutant's go test run, build included")
 	noBaseline := fl.Bool("no-baseline", false, "skip the first run without a mutant that checks the tests pass")
+	workers := fl.Int("workers", 1, "how many mutants to judge at once")
 	verbose := fl.Bool("v", false, "print the end of go test's output under each mutant")
 	out := fl.String("o", "", "also write the outcome as JSON to this file")
 	if err := fl.Parse(args); err != nil {
 		return Config{}, "", "", err
 	}
-	cfg := Config{Dir: ".", Pkg: *pkg, TestPkg: *testPkg, Run: *runTests, Timeout: *timeout, Baseline: !*noBaseline, Verbose: *verbose}
+	cfg := Config{Dir: ".", Pkg: *pkg, TestPkg: *testPkg, Run: *runTests, Timeout: *timeout, Baseline: !*noBaseline, Verbose: *verbose, Workers: *workers}
 	if *report == "" || *pkg == "" {
 		return cfg, "", "", errors.New("-report and -pkg are required")
 	}
 	if fl.NArg() > 0 {
 		return cfg, "", "", fmt.Errorf("unexpected arguments %q", fl.Args())
+	}
+	if *workers < 1 {
+		return cfg, "", "", fmt.Errorf("-workers %d: must be at least 1", *workers)
 	}
 	if *timeout <= 0 {
 		return cfg, "", "", fmt.Errorf("-timeout %s: must be positive", *timeout)

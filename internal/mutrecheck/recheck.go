@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -37,6 +38,10 @@ type Config struct {
 	Baseline bool
 	// Verbose prints go test's output under each mutant.
 	Verbose bool
+	// Workers is how many mutants are judged at once (at least 1). On a
+	// small machine two use it better than one: a mutant's build is mostly
+	// one compile and one link, each on one core.
+	Workers int
 	Out     io.Writer
 }
 
@@ -52,29 +57,80 @@ type Rechecked struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Run re-checks the selected mutants one at a time (they share the build
-// cache, and the machine's cores are better spent on one test run than
-// split between several) and returns their outcomes.
+// Run re-checks the selected mutants, Workers at a time, and returns
+// their outcomes in the report's order, printing each as soon as those
+// before it are printed.
 func Run(ctx context.Context, cfg Config) ([]Rechecked, error) {
 	if cfg.Baseline {
 		if err := baseline(ctx, cfg); err != nil {
 			return nil, err
 		}
 	}
+	var jobs []mutantJob
 	sources := map[string][]byte{}
-	var out []Rechecked
 	for _, m := range cfg.Report.Mutants() {
 		if !slices.Contains(cfg.Statuses, m.Status) || (cfg.Files != nil && !cfg.Files.MatchString(m.File)) {
 			continue
 		}
-		r, err := recheckOne(ctx, cfg, m, sources)
+		j, err := prepare(cfg, m, sources)
 		if err != nil {
-			return out, err
+			return nil, err
 		}
-		printMutant(cfg.Out, r)
-		out = append(out, r)
+		jobs = append(jobs, j)
+	}
+
+	// On the way out the workers are stopped first, then waited for.
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	next := make(chan *mutantJob)
+	for range max(cfg.Workers, 1) {
+		wg.Go(func() {
+			for j := range next {
+				j.test(ctx, cfg)
+			}
+		})
+	}
+	go func() {
+		defer close(next)
+		for i := range jobs {
+			select {
+			case next <- &jobs[i]:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	var out []Rechecked
+	for i := range jobs {
+		j := &jobs[i]
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+		if j.err != nil {
+			return out, fmt.Errorf("%s: %w", j.mutant.Pos(), j.err)
+		}
+		printMutant(cfg.Out, j.result)
+		out = append(out, j.result)
 	}
 	return out, nil
+}
+
+// mutantJob is one mutant to judge: its source is prepared in the
+// report's order, its tests run on a worker.
+type mutantJob struct {
+	mutant Mutant
+	// path is the file the mutant changes; mutated its source, nil when
+	// result is known without a test run (STALE).
+	path    string
+	mutated []byte
+	result  Rechecked
+	err     error
+	done    chan struct{}
 }
 
 func baseline(ctx context.Context, cfg Config) error {
@@ -88,40 +144,53 @@ func baseline(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-func recheckOne(ctx context.Context, cfg Config, m Mutant, sources map[string][]byte) (Rechecked, error) {
-	r := Rechecked{File: m.File, Line: m.Line, Column: m.Column, Type: m.Type, Was: m.Status}
+// prepare applies m to its file's source (read once per file, into
+// sources).
+func prepare(cfg Config, m Mutant, sources map[string][]byte) (mutantJob, error) {
+	j := mutantJob{mutant: m, done: make(chan struct{}),
+		result: Rechecked{File: m.File, Line: m.Line, Column: m.Column, Type: m.Type, Was: m.Status}}
 	path, err := filepath.Abs(filepath.Join(cfg.Dir, cfg.Pkg, m.File))
 	if err != nil {
-		return r, fmt.Errorf("%s: %w", m.Pos(), err)
+		return j, fmt.Errorf("%s: %w", m.Pos(), err)
 	}
 	src, ok := sources[path]
 	if !ok {
 		if src, err = os.ReadFile(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return r, fmt.Errorf("%s: %w", m.Pos(), err)
+			return j, fmt.Errorf("%s: %w", m.Pos(), err)
 		}
 		sources[path] = src
 	}
 	if src == nil {
-		r.Status, r.Detail = statusStale, "the file is gone"
-		return r, nil
+		j.result.Status, j.result.Detail = statusStale, "the file is gone"
+		return j, nil
 	}
 	mutated, err := Apply(src, m.Type, m.Line, m.Column)
 	if errors.Is(err, ErrStale) {
-		r.Status, r.Detail = statusStale, err.Error()
-		return r, nil
+		j.result.Status, j.result.Detail = statusStale, err.Error()
+		return j, nil
 	}
 	if err != nil {
-		return r, fmt.Errorf("%s: %w", m.Pos(), err)
+		return j, fmt.Errorf("%s: %w", m.Pos(), err)
 	}
-	v, output, err := testMutant(ctx, cfg, path, mutated)
+	j.path, j.mutated = path, mutated
+	return j, nil
+}
+
+// test runs the tests against the mutant, unless its verdict is known.
+func (j *mutantJob) test(ctx context.Context, cfg Config) {
+	defer close(j.done)
+	if j.mutated == nil {
+		return
+	}
+	v, output, err := testMutant(ctx, cfg, j.path, j.mutated)
 	if err != nil {
-		return r, fmt.Errorf("%s: %w", m.Pos(), err)
+		j.err = err
+		return
 	}
-	r.Status, r.Test = v.Status, v.Test
+	j.result.Status, j.result.Test = v.Status, v.Test
 	if cfg.Verbose {
-		r.Detail = string(tail(output, 40))
+		j.result.Detail = string(tail(output, 40))
 	}
-	return r, nil
 }
 
 // testMutant runs the tests with path replaced by src, from a temporary

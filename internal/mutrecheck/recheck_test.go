@@ -99,7 +99,7 @@ func TestRecheckTinyModule(t *testing.T) {
 	)
 	got, err := Run(context.Background(), Config{
 		Dir: dir, Pkg: ".", Report: report, Statuses: []string{statusLived},
-		Timeout: 5 * time.Minute, Baseline: true, Out: &out,
+		Timeout: 5 * time.Minute, Baseline: true, Out: &out, Workers: 2,
 	})
 	require.NoError(t, err)
 	require.Len(t, got, 4)
@@ -146,6 +146,122 @@ func TestRecheckTimesOutAHangingMutant(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, statusTimedOut, got[0].Status)
+	// go test's children went with it: the whole process group is killed,
+	// not only go test, which would leave the hanging test binary behind.
+	assert.Empty(t, processesNamed(t, "tiny.test"), "the hanging test binary outlived its timeout")
+}
+
+// processesNamed lists the pids whose command is a file named name.
+func processesNamed(t *testing.T, name string) []string {
+	t.Helper()
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	require.NoError(t, err)
+	var found []string
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(p)
+		if err != nil {
+			continue // ended since the glob
+		}
+		argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+		if filepath.Base(string(argv0)) == name {
+			found = append(found, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return found
+}
+
+// A test that builds and runs a command of the module itself (as
+// cmd/skillgate's end-to-end tests do) builds the mutant too: the overlay
+// reaches that inner go build through GOFLAGS, beside any GOFLAGS set
+// already.
+func TestRecheckMutantReachesBuildsInsideTests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test on a module")
+	}
+	dir := tinyModule(t)
+	require.NoError(t, os.Remove(filepath.Join(dir, "tiny_test.go")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "hello"), 0o755))
+	write(t, filepath.Join(dir, "hello", "main.go"), `package main
+
+import (
+	"fmt"
+
+	"example.com/tiny"
+)
+
+func main() { fmt.Println(tiny.IsBig(20)) }
+`)
+	write(t, filepath.Join(dir, "hello_test.go"), `package tiny
+
+import (
+	"os/exec"
+	"testing"
+)
+
+func TestHello(t *testing.T) {
+	out, err := exec.Command("go", "run", "./hello").CombinedOutput()
+	if err != nil || string(out) != "true\n" {
+		t.Fatalf("hello: %q, %v", out, err)
+	}
+}
+`)
+	t.Setenv("GOFLAGS", "-mod=mod")
+	got, err := Run(context.Background(), Config{
+		Dir: dir, Pkg: ".", Statuses: []string{statusRunnable}, Timeout: 5 * time.Minute, Baseline: true, Out: &bytes.Buffer{},
+		Report: tinyReport(ReportMutation{Type: "CONDITIONALS_NEGATION", Status: statusRunnable, Line: 8, Column: 11}),
+	})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, statusKilled, got[0].Status, "the command go run built was the mutant")
+	assert.Equal(t, "TestHello", got[0].Test)
+}
+
+// go test's arguments: -failfast, no cached result, the test binary's own
+// timeout 30 s behind the run's, then -run and the package.
+func TestGoTestArgs(t *testing.T) {
+	assert.Equal(t, []string{"test", "-count=1", "-failfast", "-timeout", "3m30s", "./session"},
+		goTestArgs(testTarget{Pkg: "./session"}, 3*time.Minute))
+	assert.Equal(t, []string{"test", "-count=1", "-failfast", "-timeout", "1m30s", "-run", "^TestA$", "./sandbox"},
+		goTestArgs(testTarget{Pkg: "./sandbox", Run: "^TestA$"}, time.Minute))
+}
+
+func TestOverlayEnv(t *testing.T) {
+	env := []string{"HOME=/h", "GOFLAGS=-exec=/x/run  ", "PATH=/bin"}
+	got, err := overlayEnv(env, "")
+	require.NoError(t, err)
+	assert.Equal(t, env, got, "no overlay: the environment as it is")
+
+	got, err = overlayEnv(env, "/tmp/m/overlay.json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"HOME=/h", "PATH=/bin", "GOFLAGS=-exec=/x/run -overlay=/tmp/m/overlay.json"}, got)
+	got, err = overlayEnv([]string{"GOFLAGS=", "A=b"}, "/o.json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A=b", "GOFLAGS=-overlay=/o.json"}, got)
+	got, err = overlayEnv([]string{"A=b"}, "/o.json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A=b", "GOFLAGS=-overlay=/o.json"}, got)
+
+	_, err = overlayEnv(env, "/tmp/my dir/overlay.json")
+	assert.ErrorContains(t, err, "set TMPDIR to a path without one")
+}
+
+func TestTail(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"a\nb\nc\n", 2, "b\nc\n"},
+		{"a\nb\nc\n", 1, "c\n"},
+		{"a\nb\nc", 1, "c"},
+		{"a\nb\nc\n", 3, "a\nb\nc\n"},
+		{"a\nb\nc\n", 9, "a\nb\nc\n"},
+		{"\na", 1, "a"},
+		{"\n\n", 1, "\n"},
+		{"", 1, ""},
+	} {
+		assert.Equal(t, c.want, string(tail([]byte(c.in), c.n)), "tail(%q, %d)", c.in, c.n)
+	}
 }
 
 // A baseline that fails stops the re-check before any mutant: with the
@@ -251,6 +367,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"-report", report, "-pkg", ".", "-status", "SKIPPED"}, `-status: status "SKIPPED" cannot be re-checked`},
 		{[]string{"-report", report, "-pkg", ".", "-run", "Test("}, "-run: error parsing regexp"},
 		{[]string{"-report", report, "-pkg", ".", "-timeout", "0s"}, "-timeout 0s: must be positive"},
+		{[]string{"-report", report, "-pkg", ".", "-workers", "0"}, "-workers 0: must be at least 1"},
 		{[]string{"-report", report, "-pkg", ".", "-files", "("}, "-files: error parsing regexp"},
 		{[]string{"-report", report, "-pkg", ".", "extra"}, `unexpected arguments ["extra"]`},
 		{[]string{"-report", filepath.Join(dir, "none.json"), "-pkg", "./x"}, "read report (written by make mutation PKG=./x)"},
@@ -261,6 +378,9 @@ func TestCommandLine(t *testing.T) {
 		err := run(context.Background(), c.args, &bytes.Buffer{}, &bytes.Buffer{})
 		assert.ErrorContains(t, err, c.msg, c.args)
 	}
+
+	err := run(context.Background(), []string{"-report", report, "-pkg", dir, "-no-baseline", "-o", filepath.Join(dir, "none", "out.json")}, &bytes.Buffer{}, &bytes.Buffer{})
+	assert.ErrorContains(t, err, "write "+filepath.Join(dir, "none", "out.json"))
 
 	var out bytes.Buffer
 	result := filepath.Join(dir, "out.json")
