@@ -215,3 +215,52 @@ func TestFloodUploadsChunks(t *testing.T) {
 	assert.Equal(t, []uploadChunk{{0, 1024}, {1024, 1024}}, chunks, "no empty chunk at the end")
 	assert.Equal(t, int64(2048), accepted)
 }
+
+// In duration mode the answers of the warm-up are not measured: a server
+// that answers only the first request, long before the window, gives a
+// window without answers.
+func TestLoadWarmupNotMeasured(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		fr := transport.NewReader(nc, 1<<20)
+		for n := 0; ; n++ {
+			body, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			if n > 0 {
+				continue
+			}
+			var m transport.Message
+			if err := transport.Decode(body, &m); err != nil {
+				return
+			}
+			out := transport.BeginFrame(nil)
+			out = transport.AppendResult(out, m.RawID, transport.EmptyObject)
+			out, _ = transport.EndFrame(out, 0, transport.MaxFrameBody)
+			if _, err := nc.Write(out); err != nil {
+				return
+			}
+		}
+	}()
+	cfg := loadConfig{
+		Target: target{Addr: ln.Addr().String()}, Conns: 1, Depth: 4, NoInit: true,
+		Warmup: 300 * time.Millisecond, Duration: 10 * time.Millisecond, DrainTimeout: 10 * time.Millisecond,
+		Method: "_Keepalive", Params: []byte(`{}`),
+	}
+	res, err := runLoad(testCtx(t), cfg, testLog(t))
+	require.ErrorIs(t, err, errDrainTimeout, "the other requests are never answered")
+	assert.Zero(t, res.Responses)
+	assert.Zero(t, res.Latency.Count())
+	_ = ln.Close()
+	<-done
+}
