@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -216,13 +217,12 @@ func TestFloodUploadsChunks(t *testing.T) {
 	assert.Equal(t, int64(2048), accepted)
 }
 
-// In duration mode the answers of the warm-up are not measured: a server
-// that answers only the first request, long before the window, gives a
-// window without answers.
-func TestLoadWarmupNotMeasured(t *testing.T) {
+// fakeLoadServer accepts one connection and, for the n-th request it
+// reads (from 0), writes the answer reply returns (none when nil). It
+// returns the address and a function that stops it.
+func fakeLoadServer(t *testing.T, reply func(n int, m *transport.Message) []byte) (string, func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -237,23 +237,48 @@ func TestLoadWarmupNotMeasured(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if n > 0 {
-				continue
-			}
 			var m transport.Message
 			if err := transport.Decode(body, &m); err != nil {
+				t.Error(err)
 				return
 			}
-			out := transport.BeginFrame(nil)
-			out = transport.AppendResult(out, m.RawID, transport.EmptyObject)
-			out, _ = transport.EndFrame(out, 0, transport.MaxFrameBody)
+			answer := reply(n, &m)
+			if answer == nil {
+				continue
+			}
+			out, err := transport.AppendFrame(nil, answer, transport.MaxFrameBody)
+			if err != nil {
+				t.Error(err)
+				return
+			}
 			if _, err := nc.Write(out); err != nil {
 				return
 			}
 		}
 	}()
+	return ln.Addr().String(), func() {
+		_ = ln.Close()
+		<-done
+	}
+}
+
+func resultFor(m *transport.Message) []byte {
+	return transport.AppendResult(nil, m.RawID, transport.EmptyObject)
+}
+
+// In duration mode the answers of the warm-up are not measured: a server
+// that answers only the first request, long before the window, gives a
+// window without answers.
+func TestLoadWarmupNotMeasured(t *testing.T) {
+	addr, stop := fakeLoadServer(t, func(n int, m *transport.Message) []byte {
+		if n > 0 {
+			return nil
+		}
+		return resultFor(m)
+	})
+	defer stop()
 	cfg := loadConfig{
-		Target: target{Addr: ln.Addr().String()}, Conns: 1, Depth: 4, NoInit: true,
+		Target: target{Addr: addr}, Conns: 1, Depth: 4, NoInit: true,
 		Warmup: 300 * time.Millisecond, Duration: 10 * time.Millisecond, DrainTimeout: 10 * time.Millisecond,
 		Method: "_Keepalive", Params: []byte(`{}`),
 	}
@@ -261,6 +286,84 @@ func TestLoadWarmupNotMeasured(t *testing.T) {
 	require.ErrorIs(t, err, errDrainTimeout, "the other requests are never answered")
 	assert.Zero(t, res.Responses)
 	assert.Zero(t, res.Latency.Count())
-	_ = ln.Close()
-	<-done
+}
+
+// In count mode the window runs from the first request to the last
+// answer, after the set-up (here a slow Initialize), and holds every
+// latency; requests are numbered from 1.
+func TestLoadCountWindowAfterSetup(t *testing.T) {
+	var first atomic.Value
+	addr, stop := fakeLoadServer(t, func(n int, m *transport.Message) []byte {
+		if m.IsMethod("Initialize") {
+			time.Sleep(50 * time.Millisecond)
+		} else if n == 1 {
+			first.Store(string(m.ID))
+		}
+		return resultFor(m)
+	})
+	defer stop()
+	cfg := loadConfig{Target: target{Addr: addr}, Conns: 1, Depth: 2, Requests: 10, Method: "_Keepalive", Params: []byte(`{}`)}
+	start := time.Now()
+	res, err := runLoad(testCtx(t), cfg, testLog(t))
+	took := time.Since(start)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(10), res.Responses)
+	assert.LessOrEqual(t, res.Elapsed, took-res.Setup, "the window starts after the set-up")
+	assert.LessOrEqual(t, res.Latency.Max(), res.Elapsed)
+	assert.Regexp(t, `^pt-1-\d+$`, first.Load())
+}
+
+// An answer for a slot past the window fails the connection.
+func TestLoadConnAnswerOutsideTheWindow(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	defer server.Close()
+	tpl, err := newTemplate("_Keepalive", []byte(`{}`), 0)
+	require.NoError(t, err)
+	rs := &runState{base: time.Now(), stop: make(chan struct{})}
+	rs.phase.Store(phaseMeasure)
+	c := newLoadConn(newWireConn(client), &tpl, rs, 2, 2)
+	go c.readLoop()
+	frame, err := transport.AppendFrame(nil, []byte(`{"jsonrpc":"2.0","result":{},"id":"pt-1-2"}`), transport.MaxFrameBody)
+	require.NoError(t, err)
+	_, err = server.Write(frame)
+	require.NoError(t, err)
+	require.NoError(t, server.Close())
+	<-c.readerDone
+	assert.ErrorIs(t, c.err, errBadResponse)
+}
+
+// A run without a connection reports why the first one failed.
+func TestLoadNoServerFirstErr(t *testing.T) {
+	cfg := loadConfig{Target: target{Addr: unusedAddr(t), Timeout: time.Second}, Conns: 2, Requests: 1, Method: "_Keepalive", Params: []byte(`{}`)}
+	res, err := runLoad(testCtx(t), cfg, testLog(t))
+	require.ErrorIs(t, err, errNoConns)
+	var opErr *net.OpError
+	assert.ErrorAs(t, res.FirstErr, &opErr)
+}
+
+// A sleep of 0 only reports whether the context is still live.
+func TestSleepCtxZero(t *testing.T) {
+	assert.True(t, sleepCtx(t.Context(), 0))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for range 100 {
+		require.False(t, sleepCtx(ctx, 0))
+	}
+}
+
+// raiseNofile raises a lowered soft limit to the hard one.
+func TestRaiseNofileFromBelow(t *testing.T) {
+	var lim syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
+	if lim.Max < 64 {
+		t.Skip("hard limit too low:", lim.Max)
+	}
+	saved := lim
+	t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &saved) })
+	lim.Cur = lim.Max / 2
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
+	n, err := raiseNofile()
+	require.NoError(t, err)
+	assert.Equal(t, saved.Max, n)
 }
