@@ -118,3 +118,26 @@ func TestFormatters(t *testing.T) {
 	assert.Equal(t, "8.0 KiB", fmtKiB(8192))
 	assert.Equal(t, "–", fmtRatio(0))
 }
+
+// Each target is met exactly at its bound; only the idle measurement at
+// exactly the target's connection count is judged.
+func TestReportTargetsAtTheirBounds(t *testing.T) {
+	ka := fakePoint(loadPoint{Conns: 10, Size: 100, Method: "_Keepalive", Params: "{}"}, map[string][]float64{
+		kindGateway: {800}, kindCeiling: {1000}, kindJRPC2: {400}, kindSourcegraph: {90},
+	})
+	ls := fakePoint(loadPoint{Conns: 10, Method: "list_skills", Params: `{"limit":1}`, GatewayOnly: true},
+		map[string][]float64{kindGateway: {600}})
+	atLimit := &idleResult{Conns: targetIdlePoint, After: memSample{RSS: targetIdlePoint * 8 << 10}}
+	fewer := &idleResult{Conns: targetIdlePoint - 1, After: memSample{RSS: 1 << 40}}
+	more := &idleResult{Conns: targetIdlePoint + 1, After: memSample{RSS: 1 << 40}}
+	rep := &compareReport{
+		Plan:   quickPlan(),
+		Points: []*pointResult{ka, ls},
+		Idle:   []idleRow{{Server: kindGateway, Res: fewer}, {Server: kindGateway, Res: atLimit}, {Server: kindGateway, Res: more}},
+	}
+	md := rep.markdown("skillgate-bench compare")
+	assert.Contains(t, md, "| 0.80× ceiling, 2.00× best peer | yes |")
+	assert.Contains(t, md, "0.60× | yes |")
+	assert.Contains(t, md, "plain TCP connections: ≤ 8.0 KiB RSS each | 8.0 KiB | yes |")
+	assert.Equal(t, 1, strings.Count(md, "RSS each |"), "only the row of exactly %d connections", targetIdlePoint)
+}

@@ -31,6 +31,30 @@ type soakConfig struct {
 	SkillsDir string
 }
 
+// parseSoakFlags reads soak's flags; an interval of 0 becomes a
+// twentieth of the duration, at least 5 s.
+func parseSoakFlags(args []string) (soakConfig, error) {
+	var cfg soakConfig
+	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	fs.StringVar(&cfg.Bin, "bin", "bin/skillgate", "the gateway binary (make build)")
+	fs.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "how long the load runs")
+	fs.DurationVar(&cfg.Interval, "interval", 0, "between samples (0: a twentieth of --duration, at least 5s)")
+	fs.DurationVar(&cfg.Pause, "pause", 100*time.Millisecond, "each client's pause between operations")
+	fs.IntVar(&cfg.Workers, "sandbox-workers", 2, "the gateway's --sandbox-workers")
+	fs.DurationVar(&cfg.Retention, "retention", time.Minute, "the gateway's --blob-ttl and --run-retention: what the data dir holds settles after it")
+	fs.StringVar(&cfg.SkillsDir, "skills-dir", "examples/skills", "the gateway's --skills-dir")
+	if err := parseFlags(fs, args); err != nil {
+		return cfg, err
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = max(cfg.Duration/20, 5*time.Second)
+	}
+	if cfg.Duration <= 0 || cfg.Interval <= 0 || cfg.Pause < 0 || cfg.Workers < 1 || cfg.Retention <= 0 {
+		return cfg, fmt.Errorf("%w: --duration, --interval, --sandbox-workers and --retention must be positive", errUsage)
+	}
+	return cfg, nil
+}
+
 // soakSample is the gateway at one moment.
 type soakSample struct {
 	At         time.Duration // since the load began
@@ -42,23 +66,9 @@ type soakSample struct {
 }
 
 func cmdSoak(ctx context.Context, args []string, stdout io.Writer, log zerolog.Logger) error {
-	var cfg soakConfig
-	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	fs.StringVar(&cfg.Bin, "bin", "bin/skillgate", "the gateway binary (make build)")
-	fs.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "how long the load runs")
-	fs.DurationVar(&cfg.Interval, "interval", 0, "between samples (0: a twentieth of --duration, at least 5s)")
-	fs.DurationVar(&cfg.Pause, "pause", 100*time.Millisecond, "each client's pause between operations")
-	fs.IntVar(&cfg.Workers, "sandbox-workers", 2, "the gateway's --sandbox-workers")
-	fs.DurationVar(&cfg.Retention, "retention", time.Minute, "the gateway's --blob-ttl and --run-retention: what the data dir holds settles after it")
-	fs.StringVar(&cfg.SkillsDir, "skills-dir", "examples/skills", "the gateway's --skills-dir")
-	if err := parseFlags(fs, args); err != nil {
+	cfg, err := parseSoakFlags(args)
+	if err != nil {
 		return err
-	}
-	if cfg.Interval == 0 {
-		cfg.Interval = max(cfg.Duration/20, 5*time.Second)
-	}
-	if cfg.Duration <= 0 || cfg.Interval <= 0 || cfg.Pause < 0 || cfg.Workers < 1 || cfg.Retention <= 0 {
-		return fmt.Errorf("%w: --duration, --interval, --sandbox-workers and --retention must be positive", errUsage)
 	}
 	samples, err := runSoak(ctx, cfg, log)
 	if len(samples) > 0 {

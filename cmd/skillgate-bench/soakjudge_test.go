@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +72,30 @@ func TestSoakRefusesBadFlags(t *testing.T) {
 		var out bytes.Buffer
 		err := run(t.Context(), append([]string{"soak"}, args...), nil, &out, &out)
 		assert.ErrorIs(t, err, errUsage, "%v", args)
+	}
+}
+
+// The documented defaults, the interval drawn from the duration (a
+// twentieth, at least 5 s), and each bound at its edge.
+func TestSoakFlags(t *testing.T) {
+	cfg, err := parseSoakFlags(nil)
+	require.NoError(t, err)
+	assert.Equal(t, soakConfig{Bin: "bin/skillgate", Duration: 30 * time.Minute, Interval: 90 * time.Second,
+		Pause: 100 * time.Millisecond, Workers: 2, Retention: time.Minute, SkillsDir: "examples/skills"}, cfg)
+
+	for args, interval := range map[string]time.Duration{
+		"--duration 100s": 5 * time.Second, "--duration 101s": 5050 * time.Millisecond, "--duration 120s": 6 * time.Second,
+		"--duration 1s": 5 * time.Second, "--duration 1s --interval 1ns": time.Nanosecond,
+	} {
+		cfg, err := parseSoakFlags(strings.Fields(args))
+		require.NoError(t, err, args)
+		assert.Equal(t, interval, cfg.Interval, args)
+	}
+	cfg, err = parseSoakFlags(strings.Fields("--duration 1ns --pause 0s --sandbox-workers 1 --retention 1ns --interval 1ns"))
+	require.NoError(t, err, "the smallest accepted values")
+	assert.Equal(t, soakConfig{Bin: "bin/skillgate", Duration: 1, Interval: 1, Workers: 1, Retention: 1, SkillsDir: "examples/skills"}, cfg)
+	for _, args := range []string{"--interval -1ns", "--duration -1ns", "--pause -1ns", "--retention 0s", "--sandbox-workers 0"} {
+		_, err := parseSoakFlags(strings.Fields(args))
+		assert.ErrorIs(t, err, errUsage, args)
 	}
 }
