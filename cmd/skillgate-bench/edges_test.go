@@ -279,7 +279,7 @@ func TestLoadWarmupNotMeasured(t *testing.T) {
 	defer stop()
 	cfg := loadConfig{
 		Target: target{Addr: addr}, Conns: 1, Depth: 4, NoInit: true,
-		Warmup: 300 * time.Millisecond, Duration: 10 * time.Millisecond, DrainTimeout: 10 * time.Millisecond,
+		Warmup: 2 * time.Second, Duration: 10 * time.Millisecond, DrainTimeout: 10 * time.Millisecond,
 		Method: "_Keepalive", Params: []byte(`{}`),
 	}
 	res, err := runLoad(testCtx(t), cfg, testLog(t))
