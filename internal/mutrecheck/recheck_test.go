@@ -71,6 +71,20 @@ func tinyModule(t *testing.T) string {
 	return dir
 }
 
+// tinyModuleJudgedBy is the module without its own tests, with these
+// files (path, then content, relative to the module) instead.
+func tinyModuleJudgedBy(t *testing.T, files ...string) string {
+	t.Helper()
+	dir := tinyModule(t)
+	require.NoError(t, os.Remove(filepath.Join(dir, "tiny_test.go")))
+	for i := 0; i+1 < len(files); i += 2 {
+		path := filepath.Join(dir, files[i])
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		write(t, path, files[i+1])
+	}
+	return dir
+}
+
 func write(t *testing.T, path, data string) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
@@ -178,10 +192,7 @@ func TestRecheckMutantReachesBuildsInsideTests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test on a module")
 	}
-	dir := tinyModule(t)
-	require.NoError(t, os.Remove(filepath.Join(dir, "tiny_test.go")))
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "hello"), 0o755))
-	write(t, filepath.Join(dir, "hello", "main.go"), `package main
+	dir := tinyModuleJudgedBy(t, "hello/main.go", `package main
 
 import (
 	"fmt"
@@ -190,8 +201,7 @@ import (
 )
 
 func main() { fmt.Println(tiny.IsBig(20)) }
-`)
-	write(t, filepath.Join(dir, "hello_test.go"), `package tiny
+`, "hello_test.go", `package tiny
 
 import (
 	"os/exec"
@@ -289,10 +299,7 @@ func TestRecheckJudgedByAnotherPackage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test on a module")
 	}
-	dir := tinyModule(t)
-	require.NoError(t, os.Remove(filepath.Join(dir, "tiny_test.go")))
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "judge"), 0o755))
-	write(t, filepath.Join(dir, "judge", "judge_test.go"), `package judge
+	dir := tinyModuleJudgedBy(t, "judge/judge_test.go", `package judge
 
 import (
 	"testing"
