@@ -48,6 +48,18 @@ type gatewayProcess struct {
 	cmd   *exec.Cmd
 	addrs map[string]string // listener -> address, from the "listening" log lines
 	logs  chan map[string]any
+	// startup holds the log lines read before "skillgate ready", which
+	// takeStartup hands on once: what the gateway logs while it starts
+	// (a skill environment that failed at once) is not lost to a test.
+	startup []map[string]any
+}
+
+// takeStartup returns the lines logged before the gateway was ready, the
+// first time it is called.
+func (g *gatewayProcess) takeStartup() []map[string]any {
+	lines := g.startup
+	g.startup = nil
+	return lines
 }
 
 func startGateway(t testing.TB, args ...string) *gatewayProcess {
@@ -74,6 +86,7 @@ func startGateway(t testing.TB, args ...string) *gatewayProcess {
 		select {
 		case rec, ok := <-g.logs:
 			require.True(t, ok, "gateway exited during start-up")
+			g.startup = append(g.startup, rec)
 			if rec["message"] == "listening" {
 				g.addrs[rec["listener"].(string)] = rec["addr"].(string)
 			}

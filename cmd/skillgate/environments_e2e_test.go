@@ -78,10 +78,11 @@ func envBuilds(t *testing.T, g *gatewayProcess) map[string]int {
 }
 
 // waitBuilds waits until n builds ended, draining the gateway's log
-// meanwhile (a full log pipe would stall it); it returns the lines read.
+// meanwhile (a full log pipe would stall it); it returns the lines read,
+// those of the gateway's start first (a build can fail before it is ready).
 func waitBuilds(t *testing.T, g *gatewayProcess, n int) []map[string]any {
 	t.Helper()
-	var logs []map[string]any
+	logs := g.takeStartup()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		b := envBuilds(t, g)
