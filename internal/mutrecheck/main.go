@@ -24,6 +24,8 @@ type Result struct {
 	Mutants  []Rechecked `json:"mutants"`
 	Before   Counts      `json:"before"`
 	After    Counts      `json:"after"`
+	// Sample is set when -sample judged only some of the mutants.
+	Sample *Estimate `json:"sample,omitempty"`
 }
 
 func main() {
@@ -45,8 +47,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rechecked, runErr := Run(ctx, cfg)
 	before, after := Tally(cfg.Report, rechecked)
 	printSummary(stdout, rechecked, before, after)
+	var sample *Estimate
+	if all := cfg.selectedWithoutSample(); cfg.Sample > 0 && cfg.Sample < all {
+		e := estimate(rechecked, all, cfg.Seed)
+		printEstimate(stdout, e)
+		sample = &e
+	}
 	if outPath != "" {
-		res := Result{Report: reportPath, Package: cfg.Pkg, Tests: cfg.TestPkg, Run: cfg.Run, Statuses: cfg.Statuses, Mutants: rechecked, Before: before, After: after}
+		res := Result{Report: reportPath, Package: cfg.Pkg, Tests: cfg.TestPkg, Run: cfg.Run, Statuses: cfg.Statuses, Mutants: rechecked, Before: before, After: after, Sample: sample}
 		if err := writeJSON(outPath, res); err != nil {
 			return errors.Join(runErr, err)
 		}
@@ -66,12 +74,14 @@ func parseFlags(args []string, stderr io.Writer) (Config, string, string, error)
 	timeout := fl.Duration("timeout", 3*time.Minute, "bound of each mutant's go test run, build included")
 	noBaseline := fl.Bool("no-baseline", false, "skip the first run without a mutant that checks the tests pass")
 	workers := fl.Int("workers", 1, "how many mutants to judge at once")
+	sample := fl.Int("sample", 0, "judge only this many of the selected mutants, drawn at random, and estimate the score of them all with its 95% interval")
+	seed := fl.Uint64("seed", 1, "the seed of -sample's draw: the same seed draws the same mutants")
 	verbose := fl.Bool("v", false, "print the end of go test's output under each mutant")
 	out := fl.String("o", "", "also write the outcome as JSON to this file")
 	if err := fl.Parse(args); err != nil {
 		return Config{}, "", "", err
 	}
-	cfg := Config{Dir: ".", Pkg: *pkg, TestPkg: *testPkg, Run: *runTests, Timeout: *timeout, Baseline: !*noBaseline, Verbose: *verbose, Workers: *workers}
+	cfg := Config{Dir: ".", Pkg: *pkg, TestPkg: *testPkg, Run: *runTests, Timeout: *timeout, Baseline: !*noBaseline, Verbose: *verbose, Workers: *workers, Sample: *sample, Seed: *seed}
 	if *report == "" || *pkg == "" {
 		return cfg, "", "", errors.New("-report and -pkg are required")
 	}
@@ -80,6 +90,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, string, string, error)
 	}
 	if *workers < 1 {
 		return cfg, "", "", fmt.Errorf("-workers %d: must be at least 1", *workers)
+	}
+	if *sample < 0 {
+		return cfg, "", "", fmt.Errorf("-sample %d: must not be negative", *sample)
 	}
 	if *timeout <= 0 {
 		return cfg, "", "", fmt.Errorf("-timeout %s: must be positive", *timeout)

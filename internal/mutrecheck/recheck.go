@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,6 +32,12 @@ type Config struct {
 	Statuses []string
 	// Files, when set, keeps only the mutants of matching file names.
 	Files *regexp.Regexp
+	// Sample, when positive and below the number selected, judges only
+	// that many of them, drawn at random (reproducibly, from Seed): on a
+	// package whose every mutant costs minutes, an estimate of its score
+	// with a known margin (see Estimate) instead of none.
+	Sample int
+	Seed   uint64
 	// Timeout bounds each go test run, the build included.
 	Timeout time.Duration
 	// Baseline runs the tests once without a mutant first: if they fail
@@ -68,10 +75,7 @@ func Run(ctx context.Context, cfg Config) ([]Rechecked, error) {
 	}
 	var jobs []mutantJob
 	sources := map[string][]byte{}
-	for _, m := range cfg.Report.Mutants() {
-		if !slices.Contains(cfg.Statuses, m.Status) || (cfg.Files != nil && !cfg.Files.MatchString(m.File)) {
-			continue
-		}
+	for _, m := range cfg.Select() {
 		j, err := prepare(cfg, m, sources)
 		if err != nil {
 			return nil, err
@@ -118,6 +122,35 @@ func Run(ctx context.Context, cfg Config) ([]Rechecked, error) {
 		out = append(out, j.result)
 	}
 	return out, nil
+}
+
+// Select returns the report's mutants the re-check judges, in the
+// report's order: those with a status in Statuses and a file Files
+// matches, or Sample of them drawn at random.
+func (cfg Config) Select() []Mutant {
+	var selected []Mutant
+	for _, m := range cfg.Report.Mutants() {
+		if slices.Contains(cfg.Statuses, m.Status) && (cfg.Files == nil || cfg.Files.MatchString(m.File)) {
+			selected = append(selected, m)
+		}
+	}
+	if cfg.Sample <= 0 || cfg.Sample >= len(selected) {
+		return selected
+	}
+	draw := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed)).Perm(len(selected))[:cfg.Sample]
+	slices.Sort(draw)
+	sample := make([]Mutant, len(draw))
+	for i, k := range draw {
+		sample[i] = selected[k]
+	}
+	return sample
+}
+
+// selectedWithoutSample is how many mutants Select would return without
+// a sample: the population a sample stands for.
+func (cfg Config) selectedWithoutSample() int {
+	cfg.Sample = 0
+	return len(cfg.Select())
 }
 
 // mutantJob is one mutant to judge: its source is prepared in the

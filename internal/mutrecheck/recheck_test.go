@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -375,6 +376,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"-report", report, "-pkg", ".", "-run", "Test("}, "-run: error parsing regexp"},
 		{[]string{"-report", report, "-pkg", ".", "-timeout", "0s"}, "-timeout 0s: must be positive"},
 		{[]string{"-report", report, "-pkg", ".", "-workers", "0"}, "-workers 0: must be at least 1"},
+		{[]string{"-report", report, "-pkg", ".", "-sample", "-1"}, "-sample -1: must not be negative"},
+		{[]string{"-report", report, "-pkg", ".", "-seed", "-1"}, `invalid value "-1" for flag -seed`},
 		{[]string{"-report", report, "-pkg", ".", "-files", "("}, "-files: error parsing regexp"},
 		{[]string{"-report", report, "-pkg", ".", "extra"}, `unexpected arguments ["extra"]`},
 		{[]string{"-report", filepath.Join(dir, "none.json"), "-pkg", "./x"}, "read report (written by make mutation PKG=./x)"},
@@ -414,4 +417,15 @@ func TestCommandLine(t *testing.T) {
 	assert.Equal(t, Result{Report: report, Package: dir, Statuses: []string{"LIVED"},
 		Mutants: []Rechecked{{File: "gone.go", Line: 1, Column: 1, Type: "ARITHMETIC_BASE", Was: "LIVED", Status: "STALE", Detail: "the file is gone"}},
 		Before:  Counts{Killed: 1, Lived: 1, Efficacy: 50}, After: Counts{Killed: 1, Stale: 1, Efficacy: 100}}, res)
+
+	// A sample: the estimate follows the summary and goes into -o.
+	out.Reset()
+	require.NoError(t, run(context.Background(), []string{"-report", report, "-pkg", dir, "-no-baseline", "-status", "LIVED,KILLED", "-sample", "1", "-seed", "9", "-o", result}, &out, &bytes.Buffer{}))
+	assert.Contains(t, out.String(), "Re-checked 1 mutants:")
+	assert.True(t, strings.HasSuffix(out.String(), "Sample of 1 of 2 mutants (seed 9):\n  Test efficacy: 0.00%, 95% interval 0.0% to 100.0%\n"), out.String())
+	data, err = os.ReadFile(result)
+	require.NoError(t, err)
+	res = Result{}
+	require.NoError(t, json.Unmarshal(data, &res))
+	assert.Equal(t, &Estimate{Sampled: 1, Of: 2, Seed: 9, High: 100}, res.Sample)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 )
 
@@ -99,4 +100,47 @@ func printCounts(w io.Writer, title string, c Counts) {
 		fmt.Fprintf(w, ", Stale: %d", c.Stale)
 	}
 	fmt.Fprintf(w, "\n  Test efficacy: %.2f%%\n", c.Efficacy)
+}
+
+// Estimate is what a random sample of the selected mutants says of the
+// efficacy of them all: the sample's own efficacy and the 95% Wilson
+// score interval around it, which stays inside 0–100% and is honest for
+// the small samples and high scores mutation testing gives.
+type Estimate struct {
+	Sampled  int     `json:"sampled"`
+	Of       int     `json:"of"`
+	Seed     uint64  `json:"seed"`
+	Efficacy float64 `json:"test_efficacy"`
+	Low      float64 `json:"low"`
+	High     float64 `json:"high"`
+}
+
+// estimate is the Estimate of the selection of size of that rechecked,
+// drawn with seed, stands for.
+func estimate(rechecked []Rechecked, of int, seed uint64) Estimate {
+	var n Counts
+	for _, r := range rechecked {
+		n.add(r.Status, 1)
+	}
+	n.score()
+	low, high := wilson(n.Killed, n.Killed+n.Lived)
+	return Estimate{Sampled: len(rechecked), Of: of, Seed: seed, Efficacy: n.Efficacy, Low: low * 100, High: high * 100}
+}
+
+// wilson is the 95% Wilson score interval of the proportion of k in n.
+func wilson(k, n int) (low, high float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	const z = 1.959963984540054
+	p, nf := float64(k)/float64(n), float64(n)
+	den := 1 + z*z/nf
+	centre := (p + z*z/(2*nf)) / den
+	half := z / den * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return max(0, centre-half), min(1, centre+half)
+}
+
+func printEstimate(w io.Writer, e Estimate) {
+	fmt.Fprintf(w, "Sample of %d of %d mutants (seed %d):\n  Test efficacy: %.2f%%, 95%% interval %.1f%% to %.1f%%\n",
+		e.Sampled, e.Of, e.Seed, e.Efficacy, e.Low, e.High)
 }
