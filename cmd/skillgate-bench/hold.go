@@ -82,7 +82,7 @@ func (h *holdSet) serve(c *wireConn) {
 			err = closeErr(m)
 		}
 		if err != nil {
-			if !h.closing.Load() {
+			if !closedOnPurpose(&h.closing, err) {
 				h.dead.Add(1)
 				h.noteErr(err)
 			}

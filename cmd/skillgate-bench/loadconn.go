@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,7 +129,7 @@ func (c *loadConn) send(slots []uint32) bool {
 	}
 	c.inflight.Add(int64(len(slots)))
 	if err := c.write(buf); err != nil {
-		if c.markDead() && !c.rs.closing.Load() {
+		if c.markDead() && !closedOnPurpose(&c.rs.closing, err) {
 			c.werr = err
 		}
 		return false
@@ -182,9 +184,17 @@ func (c *loadConn) readLoop() {
 
 // failRead records a reader failure; the reader owns c.err.
 func (c *loadConn) failRead(err error) {
-	if c.markDead() && !c.rs.closing.Load() {
+	if c.markDead() && !closedOnPurpose(&c.rs.closing, err) {
 		c.err = err
 	}
+}
+
+// closedOnPurpose reports whether err is only the end of a connection
+// this tool is closing itself (closing is set before the close): a reader
+// or writer failing for another reason at that moment, a _CloseReason or a
+// reset from the gateway, is still a failure to report.
+func closedOnPurpose(closing *atomic.Bool, err error) bool {
+	return closing.Load() && errors.Is(err, net.ErrClosed)
 }
 
 // observe records an answer received during the measured window.
