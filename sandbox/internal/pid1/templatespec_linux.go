@@ -31,9 +31,9 @@ const (
 	llFile = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile
 )
 
-// TemplateLandlock mirrors go-landlock's table of what each ABI handles.
-func TemplateLandlock() LandlockSpec {
-	abi, err := ll.LandlockGetABIVersion()
+// landlockSpecOf mirrors go-landlock's table of what each ABI handles.
+func landlockSpecOf(abi int, err error) LandlockSpec {
+	// err is LandlockGetABIVersion's: without Landlock there is no ruleset.
 	if err != nil || abi <= 0 {
 		return LandlockSpec{}
 	}
@@ -77,4 +77,9 @@ func TemplateSeccomp() string {
 		buf = binary.NativeEndian.AppendUint32(buf, ins.K)
 	}
 	return hex.EncodeToString(buf)
+}
+
+// TemplateLandlock is the ruleset for this kernel's Landlock ABI.
+func TemplateLandlock() LandlockSpec {
+	return landlockSpecOf(ll.LandlockGetABIVersion())
 }
