@@ -23,7 +23,8 @@ const (
 )
 
 // reportStatuses are the statuses a gremlins report may hold.
-var reportStatuses = []string{statusKilled, statusLived, statusNotCovered, statusNotViable, statusTimedOut, statusSkipped, statusRunnable}
+// A re-check's output adds STALE.
+var reportStatuses = []string{statusKilled, statusLived, statusNotCovered, statusNotViable, statusTimedOut, statusSkipped, statusRunnable, statusStale}
 
 // recheckable are the statuses whose mutants a re-check may run again:
 // the ones gremlins did not see killed, and (to run every mutant for real)
@@ -75,10 +76,20 @@ var errBadReport = errors.New("not a gremlins report")
 // ParseReport decodes a gremlins JSON report and checks every mutant in
 // it, so that a wrong or truncated file is refused with the place of the
 // first problem rather than re-checked in part.
+//
+// A re-check's own -o output is read as the report of the mutants it
+// judged, each with the status it ended with: a second judge (another
+// package's tests, or the whole suite after a -run subset) then takes
+// the survivors of the first, and its summary counts both.
 func ParseReport(data []byte) (Report, error) {
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Report{}, fmt.Errorf("parse report: %w: %w", errBadReport, err)
+	}
+	if r.Files == nil {
+		if res, ok := recheckResult(data); ok {
+			r = res.asReport()
+		}
 	}
 	if r.Files == nil {
 		return Report{}, fmt.Errorf("parse report: %w: no \"files\" list", errBadReport)
@@ -117,6 +128,34 @@ func checkMutation(m ReportMutation) error {
 		return fmt.Errorf("%w: position %d:%d is not a line and column (both start at 1)", errBadReport, m.Line, m.Column)
 	}
 	return nil
+}
+
+// recheckResult decodes data as a re-check's -o output, if it is one.
+func recheckResult(data []byte) (Result, bool) {
+	var res struct {
+		Result
+		Mutants *[]Rechecked `json:"mutants"`
+	}
+	if json.Unmarshal(data, &res) != nil || res.Mutants == nil {
+		return Result{}, false
+	}
+	res.Result.Mutants = *res.Mutants
+	return res.Result, true
+}
+
+// asReport lists a re-check's mutants by file, in their order, each with
+// the status the re-check gave it.
+func (res Result) asReport() Report {
+	r := Report{Files: []ReportFile{}}
+	for _, m := range res.Mutants {
+		n := len(r.Files)
+		if n == 0 || r.Files[n-1].Filename != m.File {
+			r.Files = append(r.Files, ReportFile{Filename: m.File})
+			n++
+		}
+		r.Files[n-1].Mutations = append(r.Files[n-1].Mutations, ReportMutation{Type: m.Type, Status: m.Status, Line: m.Line, Column: m.Column})
+	}
+	return r
 }
 
 // Mutants lists the report's mutants in its order.

@@ -117,3 +117,44 @@ func FuzzParseReport(f *testing.F) {
 		}
 	})
 }
+
+// A re-check's -o output reads as the report of the mutants it judged,
+// each with the status it ended with, so a second judge takes the
+// survivors of the first.
+func TestParseReportReadsARecheck(t *testing.T) {
+	res := Result{Report: "r.json", Package: "./p", Statuses: []string{statusRunnable}, Mutants: []Rechecked{
+		{File: "a.go", Line: 3, Column: 9, Type: "CONDITIONALS_NEGATION", Was: statusRunnable, Status: statusKilled, Test: "TestA"},
+		{File: "a.go", Line: 5, Column: 2, Type: "ARITHMETIC_BASE", Was: statusNotCovered, Status: statusLived},
+		{File: "b.go", Line: 1, Column: 1, Type: "INVERT_NEGATIVES", Was: statusRunnable, Status: statusStale, Detail: "moved"},
+		{File: "a.go", Line: 8, Column: 4, Type: "CONDITIONALS_BOUNDARY", Was: statusRunnable, Status: statusNotViable},
+	}}
+	data, err := json.Marshal(res)
+	require.NoError(t, err)
+	r, err := ParseReport(data)
+	require.NoError(t, err)
+	assert.Equal(t, Report{Files: []ReportFile{
+		{Filename: "a.go", Mutations: []ReportMutation{
+			{Type: "CONDITIONALS_NEGATION", Status: statusKilled, Line: 3, Column: 9},
+			{Type: "ARITHMETIC_BASE", Status: statusLived, Line: 5, Column: 2}}},
+		{Filename: "b.go", Mutations: []ReportMutation{{Type: "INVERT_NEGATIVES", Status: statusStale, Line: 1, Column: 1}}},
+		{Filename: "a.go", Mutations: []ReportMutation{{Type: "CONDITIONALS_BOUNDARY", Status: statusNotViable, Line: 8, Column: 4}}},
+	}}, r)
+	before, _ := Tally(r, nil)
+	assert.Equal(t, Counts{Killed: 1, Lived: 1, Stale: 1, NotViable: 1, Efficacy: 50}, before)
+
+	// A re-check that judged nothing is an empty report, not a bad one.
+	r, err = ParseReport([]byte(`{"report":"r.json","mutants":[]}`))
+	require.NoError(t, err)
+	assert.Empty(t, r.Mutants())
+
+	// Its mutants are checked as a report's are.
+	for _, bad := range []string{
+		`{"mutants":[{"file":"a.go","line":1,"column":1,"type":"NOPE","status":"LIVED"}]}`,
+		`{"mutants":[{"file":"../a.go","line":1,"column":1,"type":"ARITHMETIC_BASE","status":"LIVED"}]}`,
+		`{"mutants":[{"file":"a.go","line":0,"column":1,"type":"ARITHMETIC_BASE","status":"LIVED"}]}`,
+		`{"mutants":null}`,
+	} {
+		_, err := ParseReport([]byte(bad))
+		assert.ErrorIs(t, err, errBadReport, bad)
+	}
+}
