@@ -173,3 +173,34 @@ func TestSeccompFilterNetwork(t *testing.T) {
 	assert.Equal(t, uint32(retAllow), evalBPF(t, prog, hostArch.audit, unix.SYS_READ, 0), "read")
 	assert.Equal(t, retErrno(unix.EPERM), evalBPF(t, prog, hostArch.audit, unix.SYS_UNSHARE, 0), "unshare")
 }
+
+// The filter's ranges are as few as the table allows, which keeps the
+// search short on every system call: each range starts past the one
+// before, neighbours differ in action, and only a checked call (its code
+// reads that call's arguments) is a range of its own beside an equal one.
+func TestCallRangesAreMinimal(t *testing.T) {
+	table := []syscallGroup{
+		{why: "allowed", action: sysAllow, calls: []int{1, 2, noSyscall}},
+		{why: "refused", action: sysRefuse, calls: []int{3}},
+		{why: "clone", action: sysCheckClone, calls: []int{5, 6}},
+		{why: "last", action: sysAllow, calls: []int{1<<32 - 1}},
+	}
+	assert.Equal(t, []callRange{
+		{0, sysNosys}, {1, sysAllow}, {3, sysRefuse}, {4, sysNosys},
+		{5, sysCheckClone}, {6, sysCheckClone}, {7, sysNosys}, {1<<32 - 1, sysAllow},
+	}, callRanges(table))
+	assert.Equal(t, []callRange{{0, sysAllow}, {1, sysNosys}}, callRanges([]syscallGroup{{action: sysAllow, calls: []int{0}}}))
+
+	if hostArch.audit == 0 {
+		return
+	}
+	ranges := callRanges(hostArch.table)
+	require.NotEmpty(t, ranges)
+	assert.Zero(t, ranges[0].first)
+	for i := 1; i < len(ranges); i++ {
+		assert.Greater(t, ranges[i].first, ranges[i-1].first, "range %d", i)
+		if act := ranges[i].action; act == ranges[i-1].action {
+			assert.Contains(t, []sysAction{sysCheckClone, sysCheckSocket}, act, "ranges %d and %d could be one", i-1, i)
+		}
+	}
+}
