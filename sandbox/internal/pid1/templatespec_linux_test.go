@@ -1,6 +1,8 @@
 package pid1
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,4 +61,20 @@ func TestLandlockSpecWithoutLandlock(t *testing.T) {
 func TestTemplateLandlockIsThisKernels(t *testing.T) {
 	abi, err := ll.LandlockGetABIVersion()
 	assert.Equal(t, landlockSpecOf(abi, err), TemplateLandlock())
+}
+
+// TemplateSeccomp is the filter of runs without network, instruction by
+// instruction, as the 8 bytes of a struct sock_filter each (code, jt, jf,
+// k) in this machine's byte order: what the template hands to prctl.
+func TestTemplateSeccompIsTheFilterWithoutNetwork(t *testing.T) {
+	raw, err := hex.DecodeString(TemplateSeccomp())
+	require.NoError(t, err)
+	want := buildFilter(hostArch, false)
+	require.Len(t, raw, 8*len(want))
+	for i, ins := range want {
+		b := raw[8*i : 8*i+8]
+		got := unix.SockFilter{Code: binary.NativeEndian.Uint16(b), Jt: b[2], Jf: b[3], K: binary.NativeEndian.Uint32(b[4:])}
+		require.Equal(t, ins, got, "instruction %d", i)
+	}
+	assert.NotEqual(t, want, buildFilter(hostArch, true), "the filter with network differs")
 }
