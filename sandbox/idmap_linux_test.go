@@ -80,6 +80,16 @@ func TestFindSubRange(t *testing.T) {
 		assert.Equal(t, c.ok, ok, c.name)
 		assert.Equal(t, c.want, got, c.name)
 	}
+
+	// The highest id a range may reach is 4294967294: 4294967295 is
+	// (uid_t)-1, "no id".
+	got, ok := findSubRange("erin:4294967195:100\n", "erin", 1004)
+	assert.True(t, ok, "a range that ends at the highest id")
+	assert.Equal(t, subRange{4294967195, 100}, got)
+	_, ok = findSubRange("erin:4294967196:100\n", "erin", 1004)
+	assert.False(t, ok, "a range that reaches (uid_t)-1")
+	_, ok = findSubRange("erin:4294967295:1\n", "erin", 1004)
+	assert.False(t, ok)
 }
 
 func TestHostIDOf(t *testing.T) {
