@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -91,19 +92,23 @@ func (b *logBuffer) Preview() string {
 	// The marker for the whole total is at least as long as the real one.
 	room := b.keep - len(cutMarker(b.total))
 	raw := b.buf[len(b.buf)-min(room, len(b.buf)):]
-	for {
-		for len(raw) > 0 && !utf8.RuneStart(raw[0]) {
-			raw = raw[1:]
-		}
-		// Invalid bytes become U+FFFD (3 bytes each), so the cleaned tail
-		// may outgrow the room: drop at least the excess and try again. The
-		// count in the marker is of raw bytes, as written by the run.
-		tail := strings.ToValidUTF8(string(raw), "\uFFFD")
-		if len(tail) <= room {
-			return cutMarker(b.total-int64(len(raw))) + tail
-		}
-		raw = raw[min(len(tail)-room, len(raw)):]
+	// Invalid bytes become U+FFFD (3 bytes each), so the cleaned end may
+	// outgrow the room: keep the longest end of raw whose cleaned form
+	// fits. Cutting at a later character start never lengthens it, so the
+	// cut is found by bisection. The count in the marker is of raw bytes,
+	// as written by the run.
+	cut := runeStartFrom(raw, sort.Search(len(raw), func(i int) bool {
+		return len(strings.ToValidUTF8(string(raw[runeStartFrom(raw, i):]), "\uFFFD")) <= room
+	}))
+	return cutMarker(b.total-int64(len(raw)-cut)) + strings.ToValidUTF8(string(raw[cut:]), "\uFFFD")
+}
+
+// runeStartFrom is the first character start in b at or after i.
+func runeStartFrom(b []byte, i int) int {
+	for i < len(b) && !utf8.RuneStart(b[i]) {
+		i++
 	}
+	return i
 }
 
 func cutMarker(n int64) string { return fmt.Sprintf("[... %d bytes cut ...]\n", n) }

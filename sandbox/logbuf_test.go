@@ -65,6 +65,24 @@ func TestLogBufferUTF8(t *testing.T) {
 	assert.Contains(t, p, "éé")
 }
 
+// Invalid bytes grow the preview's tail (each becomes U+FFFD, 3 bytes):
+// the tail is the longest end of the logs that fits once cleaned, and the
+// marker counts the raw bytes cut.
+func TestLogBufferInvalidUTF8Tail(t *testing.T) {
+	b := newLogBuffer(64, 1<<20)
+	_, _ = b.stream(StreamStdout).Write([]byte(strings.Repeat("x\xff", 100)))
+	// 24 bytes of marker leave 40: ten "x\xff" pairs, 4 bytes each once
+	// cleaned. Starting one byte earlier, at an \xff, would take 43.
+	assert.Equal(t, "[... 180 bytes cut ...]\n"+strings.Repeat("x\uFFFD", 10), b.Preview())
+
+	b = newLogBuffer(64, 1<<20)
+	_, _ = b.stream(StreamStdout).Write([]byte(strings.Repeat("caf\xe9 ", 40))) // Latin-1 text
+	p := b.Preview()
+	assert.True(t, utf8.ValidString(p))
+	assert.Len(t, p, 64, "the room is used up to the last byte")
+	assert.True(t, strings.HasSuffix(p, "caf\uFFFD "), "%q", p)
+}
+
 func FuzzLogBuffer(f *testing.F) {
 	f.Add([]byte("hello\n"), []byte("\xff\xfe"), uint8(16))
 	f.Add([]byte(strings.Repeat("é", 40)), []byte("end"), uint8(40))

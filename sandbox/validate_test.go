@@ -82,6 +82,9 @@ func TestTruncate(t *testing.T) {
 	assert.Equal(t, "ab", truncate("abc", 2))
 	assert.Equal(t, "", truncate("é", 1), "never splits a UTF-8 sequence")
 	assert.Equal(t, "a", truncate("aé", 2))
+	assert.Equal(t, "abc", truncate("abc", 3), "exactly n bytes")
+	assert.Equal(t, "aé", truncate("aé", 3))
+	assert.Equal(t, "", truncate("\x80\x80\x80", 2), "continuation bytes from the start: nothing is left")
 }
 
 func FuzzCheckFilePath(f *testing.F) {
