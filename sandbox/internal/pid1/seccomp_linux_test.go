@@ -204,3 +204,35 @@ func TestCallRangesAreMinimal(t *testing.T) {
 		}
 	}
 }
+
+// A conditional jump reaches 255 instructions: a lower half of exactly
+// 255 is skipped by one conditional jump, one of 256 by a conditional and
+// an unconditional one; both lead every number to its range's action.
+func TestSearchTreeLongJumps(t *testing.T) {
+	for _, size := range []int{1, 254, 255, 256, 300} {
+		leaf := func(act sysAction) []unix.SockFilter {
+			if act == sysAllow { // the lower half: size instructions, the last returns
+				code := make([]unix.SockFilter, size)
+				for i := range code[:size-1] {
+					code[i] = bpfStmt(bpfAnd, 0xffffffff)
+				}
+				code[size-1] = bpfStmt(bpfRet, retAllow)
+				return code
+			}
+			return []unix.SockFilter{bpfStmt(bpfRet, retErrno(unix.ENOSYS))}
+		}
+		tree := searchTree([]callRange{{0, sysAllow}, {10, sysNosys}}, leaf)
+		jumps := 1
+		if size > 255 {
+			jumps = 2
+		}
+		assert.Len(t, tree, jumps+size+1, "a lower half of %d", size)
+		prog := append([]unix.SockFilter{bpfStmt(bpfLoad, seccompOffNr)}, tree...)
+		for _, nr := range []int{0, 9} {
+			assert.Equal(t, uint32(retAllow), evalBPF(t, prog, 0, nr, 0), "%d below, size %d", nr, size)
+		}
+		for _, nr := range []int{10, 1000} {
+			assert.Equal(t, retErrno(unix.ENOSYS), evalBPF(t, prog, 0, nr, 0), "%d above, size %d", nr, size)
+		}
+	}
+}
