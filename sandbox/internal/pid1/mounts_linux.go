@@ -124,7 +124,7 @@ func remountReadOnly(dst string, recursive bool) error {
 	if recursive {
 		flags = unix.AT_RECURSIVE
 	}
-	err := unix.MountSetattr(unix.AT_FDCWD, dst, uint(flags), attr)
+	err := mountSetattr(unix.AT_FDCWD, dst, uint(flags), attr)
 	if !errors.Is(err, unix.ENOSYS) {
 		return err
 	}
@@ -238,3 +238,6 @@ func landlockReadDirs() []string {
 	}
 	return dirs
 }
+
+// mountSetattr is mount_setattr(2); a test stands in a kernel without it.
+var mountSetattr = unix.MountSetattr
