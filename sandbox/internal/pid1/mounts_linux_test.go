@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/sandbox/internal/wire"
 )
 
 const remountChildEnv = "PID1_TEST_REMOUNT_DIR"
@@ -61,4 +64,24 @@ func TestRemountReadOnlyWithoutMountSetattr(t *testing.T) {
 		"noexec, carried over": unix.ST_NOEXEC, "noatime, carried over": unix.ST_NOATIME} {
 		assert.NotZero(t, flags&f, name)
 	}
+}
+
+// A tmpfs gets an inode per 4 KiB of its size, and at least 1024.
+func TestTmpfsOpts(t *testing.T) {
+	assert.Equal(t, "size=67108864,nr_inodes=16384,mode=1777", tmpfsOpts(64<<20, "mode=1777"))
+	assert.Equal(t, "size=4194304,nr_inodes=1024,mode=0755", tmpfsOpts(4<<20, "mode=0755"))
+	assert.Equal(t, "size=4198400,nr_inodes=1025,x", tmpfsOpts(4<<20+4096, "x"))
+	assert.Equal(t, "size=1048576,nr_inodes=1024,x", tmpfsOpts(1<<20, "x"))
+}
+
+// Environment directories come as paths, or as one detached mount each:
+// a count that does not match is refused before anything is made.
+func TestBindEnvironmentCounts(t *testing.T) {
+	root := t.TempDir()
+	err := bindEnvironment(root, []string{"/opt/a", "/opt/b"}, []int{7})
+	assert.EqualError(t, err, "2 environment directories, 1 descriptors")
+	assert.NoDirExists(t, filepath.Join(root, wire.EnvMount))
+
+	require.NoError(t, bindEnvironment(root, nil, nil))
+	assert.DirExists(t, filepath.Join(root, wire.EnvMount), "the mount point Landlock's rule needs, even empty")
 }
