@@ -31,7 +31,9 @@ var reportStatuses = []string{statusKilled, statusLived, statusNotCovered, statu
 // the killed ones and those of a dry run (`gremlins unleash --dry-run`
 // lists each as RUNNABLE or NOT COVERED): gremlins times each mutant by
 // its first coverage run, and counts one that does not build as killed.
-var recheckable = []string{statusLived, statusTimedOut, statusNotCovered, statusKilled, statusRunnable}
+// NOT VIABLE too: a re-check run while the tree itself did not build (a
+// test file being written) calls every mutant of that moment so.
+var recheckable = []string{statusLived, statusTimedOut, statusNotCovered, statusKilled, statusRunnable, statusNotViable}
 
 // Report is the part of gremlins' JSON report (internal/report/internal
 // OutputResult in v0.6.0) this tool reads. The per-mutant list is the

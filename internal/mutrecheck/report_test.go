@@ -69,9 +69,12 @@ func TestParseStatuses(t *testing.T) {
 	got, err = ParseStatuses("killed,runnable")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"KILLED", "RUNNABLE"}, got, "every mutant run for real")
-	for _, bad := range []string{"SKIPPED", "NOT VIABLE", "STALE", "DEAD"} {
+	got, err = ParseStatuses("not viable")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"NOT VIABLE"}, got, "judged while the tree did not build")
+	for _, bad := range []string{"SKIPPED", "STALE", "DEAD"} {
 		_, err = ParseStatuses(bad)
-		assert.ErrorContains(t, err, "cannot be re-checked: use LIVED, TIMED OUT, NOT COVERED, KILLED, RUNNABLE", bad)
+		assert.ErrorContains(t, err, "cannot be re-checked: use LIVED, TIMED OUT, NOT COVERED, KILLED, RUNNABLE, NOT VIABLE", bad)
 	}
 	_, err = ParseStatuses(" , ")
 	assert.ErrorContains(t, err, "no status to re-check")
