@@ -190,6 +190,10 @@ func TestCallRangesAreMinimal(t *testing.T) {
 		{5, sysCheckClone}, {6, sysCheckClone}, {7, sysNosys}, {1<<32 - 1, sysAllow},
 	}, callRanges(table))
 	assert.Equal(t, []callRange{{0, sysAllow}, {1, sysNosys}}, callRanges([]syscallGroup{{action: sysAllow, calls: []int{0}}}))
+	// A table ending one below the highest number leaves that number a
+	// range of its own: unknown, ENOSYS.
+	assert.Equal(t, []callRange{{0, sysNosys}, {1<<32 - 2, sysAllow}, {1<<32 - 1, sysNosys}},
+		callRanges([]syscallGroup{{action: sysAllow, calls: []int{1<<32 - 2}}}))
 
 	if hostArch.audit == 0 {
 		return
