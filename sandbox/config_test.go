@@ -52,6 +52,13 @@ func TestConfigBounds(t *testing.T) {
 	}
 }
 
+// The lowest uid base is 1: 0 means the default.
+func TestConfigLowestUIDBase(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.UIDBase = 1
+	assert.NoError(t, cfg.Validate())
+}
+
 // The defaults: a worker and a warm sandbox per CPU, a queue of four per
 // worker, and the documented limits.
 func TestDefaultConfig(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +15,8 @@ import (
 // 0644 and its directories 0755 whatever the umask: the sandbox user must
 // read them.
 func TestInstallRuntime(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
 	dir := t.TempDir()
 	require.NoError(t, installRuntime(dir))
 	files := 0
