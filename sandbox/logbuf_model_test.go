@@ -21,7 +21,9 @@ func TestLogBufferAgainstAModel(t *testing.T) {
 		b := newLogBuffer(keep, hardCap)
 		var all, sunk []byte
 		var sunkStreams, wroteStreams []Stream
+		writing := 0 // the model's length before the write under way
 		b.observe(func(s Stream, p []byte) {
+			require.Less(t, int64(writing), hardCap, "round %d: no chunk for the sink once the cap is reached", round)
 			sunk = append(sunk, p...)
 			if len(p) > 0 {
 				sunkStreams = append(sunkStreams, s)
@@ -36,6 +38,7 @@ func TestLogBufferAgainstAModel(t *testing.T) {
 			if int64(len(all)) < hardCap && len(p) > 0 {
 				wroteStreams = append(wroteStreams, s)
 			}
+			writing = len(all)
 			n, err := b.stream(s).Write(p)
 			require.NoError(t, err)
 			require.Equal(t, len(p), n)

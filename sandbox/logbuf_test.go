@@ -81,6 +81,11 @@ func TestLogBufferInvalidUTF8Tail(t *testing.T) {
 	assert.True(t, utf8.ValidString(p))
 	assert.Len(t, p, 64, "the room is used up to the last byte")
 	assert.True(t, strings.HasSuffix(p, "caf\uFFFD "), "%q", p)
+
+	// Only continuation bytes: no character starts in the end kept.
+	b = newLogBuffer(64, 1<<20)
+	_, _ = b.stream(StreamStdout).Write([]byte(strings.Repeat("\x80", 100)))
+	assert.Equal(t, "[... 100 bytes cut ...]\n", b.Preview())
 }
 
 func FuzzLogBuffer(f *testing.F) {
