@@ -51,6 +51,7 @@ func TestWriteJobFiles(t *testing.T) {
 	require.NoError(t, writeJobFiles(dir, &plan{job: Job{Code: "x"}}))
 	modes, _ := treeOf(t, dir)
 	assert.Empty(t, modes, "nothing to write")
+	assert.NoError(t, writeJobFiles(filepath.Join(dir, "missing"), &plan{job: Job{Code: "x"}}), "nothing to write needs no directory")
 
 	p := &plan{job: Job{
 		Skills: []Skill{
