@@ -20,12 +20,33 @@ type Verdict struct {
 	Status string
 	// Test is the first test that failed, when the tests killed it.
 	Test string
+	// Skipped are the tests that skipped.
+	Skipped []string
 }
 
 var (
 	buildFailed = regexp.MustCompile(`\[(build|setup) failed\]`)
 	failedTest  = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
+	skippedTest = regexp.MustCompile(`(?m)^\s*--- SKIP: (\S+)`)
 )
+
+// judgeSkips turns a passing run that skipped a test the baseline ran
+// into a kill: CI fails on a skip .ci/allowed-skips does not list, and a
+// suite that skips when its subject is broken (the sandbox's tests skip
+// when the isolation self-check refuses a sandbox) must not pass a mutant
+// that breaks it.
+func judgeSkips(v Verdict, baseline map[string]bool) Verdict {
+	if v.Status != statusLived || baseline == nil {
+		return v
+	}
+	for _, name := range v.Skipped {
+		if !baseline[name] {
+			v.Status, v.Test = statusKilled, "skipped "+name
+			return v
+		}
+	}
+	return v
+}
 
 // testTarget is what judges a mutant: a package's tests, maybe only those
 // matching Run (go test -run).
@@ -62,11 +83,12 @@ func goTest(ctx context.Context, dir string, target testTarget, overlay string, 
 	return verdictOf(err, out.Bytes())
 }
 
-// goTestArgs are go test's arguments for target. The test binary's own
+// goTestArgs are go test's arguments for target: verbose, so that skips
+// show (judgeSkips). The test binary's own
 // -timeout is a backstop 30 s behind ours, should the kill of the process
 // group miss it; it also makes a hung test print its stacks.
 func goTestArgs(target testTarget, timeout time.Duration) []string {
-	args := []string{"test", "-count=1", "-failfast", "-timeout", (timeout + 30*time.Second).String()}
+	args := []string{"test", "-count=1", "-failfast", "-v", "-timeout", (timeout + 30*time.Second).String()}
 	if target.Run != "" {
 		args = append(args, "-run", target.Run)
 	}
@@ -101,7 +123,11 @@ func overlayEnv(env []string, overlay string) ([]string, error) {
 // or vet failure NOT VIABLE, a failed test KILLED.
 func verdictOf(err error, out []byte) (Verdict, []byte, error) {
 	if err == nil {
-		return Verdict{Status: statusLived}, out, nil
+		v := Verdict{Status: statusLived}
+		for _, m := range skippedTest.FindAllSubmatch(out, -1) {
+			v.Skipped = append(v.Skipped, string(m[1]))
+		}
+		return v, out, nil
 	}
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) {

@@ -50,6 +50,10 @@ type Config struct {
 	// one compile and one link, each on one core.
 	Workers int
 	Out     io.Writer
+
+	// baselineSkips are the tests that skipped without a mutant (nil
+	// without a baseline: then skips are not judged).
+	baselineSkips map[string]bool
 }
 
 // Rechecked is the outcome for one mutant.
@@ -69,9 +73,11 @@ type Rechecked struct {
 // before it are printed.
 func Run(ctx context.Context, cfg Config) ([]Rechecked, error) {
 	if cfg.Baseline {
-		if err := baseline(ctx, cfg); err != nil {
+		skipped, err := baseline(ctx, cfg)
+		if err != nil {
 			return nil, err
 		}
+		cfg.baselineSkips = skipped
 	}
 	var jobs []mutantJob
 	sources := map[string][]byte{}
@@ -166,15 +172,21 @@ type mutantJob struct {
 	done    chan struct{}
 }
 
-func baseline(ctx context.Context, cfg Config) error {
+// baseline runs the tests without a mutant and returns the tests that
+// skipped there: a mutant that makes another one skip is killed.
+func baseline(ctx context.Context, cfg Config) (map[string]bool, error) {
 	v, output, err := goTest(ctx, cfg.Dir, cfg.target(), "", cfg.Timeout)
 	if err != nil {
-		return fmt.Errorf("baseline: %w", err)
+		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	if v.Status != statusLived {
-		return fmt.Errorf("baseline: the tests of %s do not pass without a mutant (%s), so no mutant can be judged:\n%s", cfg.target().Pkg, v.Status, tail(output, 40))
+		return nil, fmt.Errorf("baseline: the tests of %s do not pass without a mutant (%s), so no mutant can be judged:\n%s", cfg.target().Pkg, v.Status, tail(output, 40))
 	}
-	return nil
+	skipped := make(map[string]bool, len(v.Skipped))
+	for _, name := range v.Skipped {
+		skipped[name] = true
+	}
+	return skipped, nil
 }
 
 // prepare applies m to its file's source (read once per file, into
@@ -220,6 +232,7 @@ func (j *mutantJob) test(ctx context.Context, cfg Config) {
 		j.err = err
 		return
 	}
+	v = judgeSkips(v, cfg.baselineSkips)
 	j.result.Status, j.result.Test = v.Status, v.Test
 	if cfg.Verbose {
 		j.result.Detail = string(tail(output, 40))

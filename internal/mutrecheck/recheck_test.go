@@ -230,9 +230,9 @@ func TestHello(t *testing.T) {
 // go test's arguments: -failfast, no cached result, the test binary's own
 // timeout 30 s behind the run's, then -run and the package.
 func TestGoTestArgs(t *testing.T) {
-	assert.Equal(t, []string{"test", "-count=1", "-failfast", "-timeout", "3m30s", "./session"},
+	assert.Equal(t, []string{"test", "-count=1", "-failfast", "-v", "-timeout", "3m30s", "./session"},
 		goTestArgs(testTarget{Pkg: "./session"}, 3*time.Minute))
-	assert.Equal(t, []string{"test", "-count=1", "-failfast", "-timeout", "1m30s", "-run", "^TestA$", "./sandbox"},
+	assert.Equal(t, []string{"test", "-count=1", "-failfast", "-v", "-timeout", "1m30s", "-run", "^TestA$", "./sandbox"},
 		goTestArgs(testTarget{Pkg: "./sandbox", Run: "^TestA$"}, time.Minute))
 }
 
@@ -344,6 +344,59 @@ func TestSum(t *testing.T) {
 	got, err = Run(context.Background(), cfg)
 	require.NoError(t, err)
 	assert.Equal(t, statusLived, got[0].Status)
+}
+
+// A mutant that makes a test skip which ran without it is killed, as CI
+// fails on a skip it does not allow; a test that skips anyway does not
+// count, and without a baseline skips are not judged.
+func TestRecheckSkipIsAKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test on a module")
+	}
+	dir := tinyModuleJudgedBy(t, "judge/judge_test.go", `package judge
+
+import (
+	"testing"
+
+	"example.com/tiny"
+)
+
+func TestBigOrSkip(t *testing.T) {
+	if !tiny.IsBig(20) {
+		t.Skip("no big numbers here")
+	}
+}
+
+func TestAlwaysSkips(t *testing.T) { t.Skip("not here") }
+`)
+	report := tinyReport(ReportMutation{Type: "CONDITIONALS_NEGATION", Status: statusRunnable, Line: 8, Column: 11})
+	cfg := Config{Dir: dir, Pkg: ".", TestPkg: "./judge", Report: report, Statuses: []string{statusRunnable},
+		Timeout: 5 * time.Minute, Baseline: true, Out: &bytes.Buffer{}}
+	got, err := Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, statusKilled, got[0].Status)
+	assert.Equal(t, "skipped TestBigOrSkip", got[0].Test)
+
+	cfg.Baseline = false
+	got, err = Run(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, statusLived, got[0].Status, "no baseline, no skips to compare with")
+}
+
+func TestJudgeSkips(t *testing.T) {
+	base := map[string]bool{"TestA": true}
+	lived := Verdict{Status: statusLived, Skipped: []string{"TestA"}}
+	assert.Equal(t, lived, judgeSkips(lived, base), "skips as the baseline did")
+	assert.Equal(t, Verdict{Status: statusKilled, Test: "skipped TestB", Skipped: []string{"TestA", "TestB"}},
+		judgeSkips(Verdict{Status: statusLived, Skipped: []string{"TestA", "TestB"}}, base))
+	assert.Equal(t, Verdict{Status: statusLived, Skipped: []string{"TestB"}}, judgeSkips(Verdict{Status: statusLived, Skipped: []string{"TestB"}}, nil))
+	killed := Verdict{Status: statusKilled, Test: "TestC", Skipped: []string{"TestB"}}
+	assert.Equal(t, killed, judgeSkips(killed, base))
+
+	v, _, err := verdictOf(nil, []byte("=== RUN   TestA\n--- SKIP: TestA (0.00s)\n    a_test.go:3: why\n=== RUN   TestB\n--- PASS: TestB (0.00s)\n    --- SKIP: TestB/sub (0.00s)\nPASS\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"TestA", "TestB/sub"}, v.Skipped)
 }
 
 // A file the report names but the tree no longer has makes its mutants
