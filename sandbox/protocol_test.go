@@ -50,6 +50,8 @@ func TestResultFrameCheck(t *testing.T) {
 		{"invalid json", resultFrame{OK: true, Output: `{`}, false},
 		{"empty output", resultFrame{OK: true}, false},
 		{"too large", resultFrame{OK: true, Output: `"` + strings.Repeat("x", MaxOutputBytes) + `"`}, false},
+		{"exactly the largest", resultFrame{OK: true, Output: `"` + strings.Repeat("x", MaxOutputBytes-2) + `"`}, true},
+		{"one byte over", resultFrame{OK: true, Output: `"` + strings.Repeat("x", MaxOutputBytes-1) + `"`}, false},
 		{"blobs", resultFrame{OK: true, Output: "1", Blobs: []blobRecord{{0, "text/plain"}, {1, "a/b"}}}, true},
 		{"more blobs than ids", resultFrame{OK: true, Output: "1", Blobs: []blobRecord{{0, "a/b"}, {1, "a/b"}, {2, "a/b"}}}, false},
 		{"blob out of order", resultFrame{OK: true, Output: "1", Blobs: []blobRecord{{1, "a/b"}}}, false},
