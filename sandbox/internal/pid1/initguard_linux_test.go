@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"unsafe"
 
@@ -104,14 +103,6 @@ func TestSetgroupsDenied(t *testing.T) {
 	}
 	assert.False(t, SetgroupsDenied(), "the initial user namespace allows setgroups")
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSetgroupsDenied$")
-	cmd.Env = append(os.Environ(), setgroupsChildEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-	}
-	out, err := cmd.Output()
-	require.NoError(t, err, "a child in a user namespace of its own")
+	out := inOwnNamespaces(t, "TestSetgroupsDenied", setgroupsChildEnv, "1", 0)
 	assert.True(t, strings.HasPrefix(string(out), "denied\n"), "%q", out)
 }

@@ -3,7 +3,6 @@ package pid1
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,15 +45,7 @@ func TestRemountReadOnlyWithoutMountSetattr(t *testing.T) {
 		return
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRemountReadOnlyWithoutMountSetattr$")
-	cmd.Env = append(os.Environ(), remountChildEnv+"="+t.TempDir())
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-	}
-	out, err := cmd.Output()
-	require.NoError(t, err, "a child in namespaces of its own")
+	out := inOwnNamespaces(t, "TestRemountReadOnlyWithoutMountSetattr", remountChildEnv, t.TempDir(), syscall.CLONE_NEWNS)
 	line, _, _ := strings.Cut(string(out), "\n")
 	value, ok := strings.CutPrefix(line, "flags ")
 	require.True(t, ok, "%q", out)
