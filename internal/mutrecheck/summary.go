@@ -46,6 +46,16 @@ func (c *Counts) score() {
 	}
 }
 
+// countsOf counts the re-checked mutants by the status each ended with.
+func countsOf(rechecked []Rechecked) Counts {
+	var n Counts
+	for _, r := range rechecked {
+		n.add(r.Status, 1)
+	}
+	n.score()
+	return n
+}
+
 // Tally counts a report's mutants (before) and the same mutants with the
 // re-checked ones moved to their new status (after).
 func Tally(r Report, rechecked []Rechecked) (before, after Counts) {
@@ -83,10 +93,7 @@ func printMutant(w io.Writer, r Rechecked) {
 // printSummary writes the report's counts and the counts after the
 // re-check, as gremlins words its own summary.
 func printSummary(w io.Writer, rechecked []Rechecked, before, after Counts) {
-	var n Counts
-	for _, r := range rechecked {
-		n.add(r.Status, 1)
-	}
+	n := countsOf(rechecked)
 	fmt.Fprintf(w, "\nRe-checked %d mutants: %d killed, %d lived, %d timed out, %d not viable, %d stale\n",
 		len(rechecked), n.Killed, n.Lived, n.TimedOut, n.NotViable, n.Stale)
 	printCounts(w, "Report", before)
@@ -118,11 +125,7 @@ type Estimate struct {
 // estimate is the Estimate of the selection of size of that rechecked,
 // drawn with seed, stands for.
 func estimate(rechecked []Rechecked, of int, seed uint64) Estimate {
-	var n Counts
-	for _, r := range rechecked {
-		n.add(r.Status, 1)
-	}
-	n.score()
+	n := countsOf(rechecked)
 	low, high := wilson(n.Killed, n.Killed+n.Lived)
 	return Estimate{Sampled: len(rechecked), Of: of, Seed: seed, Efficacy: n.Efficacy, Low: low * 100, High: high * 100}
 }
