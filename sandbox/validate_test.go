@@ -98,7 +98,7 @@ func TestCheckBlobIDKindEnv(t *testing.T) {
 		assert.ErrorContains(t, checkEnv(map[string]string{key: ""}), "is invalid", "%q", key)
 	}
 	for _, env := range []map[string]string{
-		{"": "x"}, {"1A": "x"}, {"A-B": "x"}, {"A": "x\x00y"}, {"HOME": "/"}, {"A": strings.Repeat("x", maxEnvValueLen+1)},
+		{"": "x"}, {"1A": "x"}, {"A-B": "x"}, {"A": "x\x00y"}, {"A": "\x00"}, {"HOME": "/"}, {"A": strings.Repeat("x", maxEnvValueLen+1)},
 	} {
 		assert.Error(t, checkEnv(env), "%q", env)
 	}
