@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -114,8 +115,13 @@ func TestRunRecordBounds(t *testing.T) {
 		"--run-max-record-bytes", "67108864", "--run-max-record-bytes-per-identity", "8388608")
 	require.NoError(t, err)
 	require.NoError(t, cfg.validate())
+	cfg, err = parseServe(t, "--run-max-records", "10", "--run-max-records-per-identity", "10",
+		"--run-max-record-bytes", "4194304", "--run-max-record-bytes-per-identity", "4194304")
+	require.NoError(t, err)
+	require.NoError(t, cfg.validate(), "one identity may have it all, and 4 MiB is enough")
 	for _, tc := range []struct{ args []string }{
 		{[]string{"--run-max-records", "0"}},
+		{[]string{"--run-max-record-bytes-per-identity", "4194303"}},
 		{[]string{"--run-max-records-per-identity", "-1"}},
 		{[]string{"--run-max-records", "10", "--run-max-records-per-identity", "11"}},
 		{[]string{"--run-max-record-bytes", "1048576"}},
@@ -239,7 +245,11 @@ func TestTotalQueuedBudget(t *testing.T) {
 	assert.ErrorContains(t, cfg.validate(), "--max-total-queued-bytes")
 	cfg.MaxTotalQueued = 100
 	assert.ErrorContains(t, cfg.validate(), "at least one message")
+	phys := physicalMemory()
+	assert.Positive(t, phys, "MemTotal of /proc/meminfo")
+	assert.Zero(t, phys%1024, "whole KiB")
 	assert.Positive(t, memoryLimit(), "this machine's memory is readable")
+	assert.LessOrEqual(t, memoryLimit(), phys, "a cgroup limit above the machine's memory is none")
 }
 
 // --identity-queued-share: half by default, any fraction above 0 up to 1;
@@ -333,4 +343,34 @@ func TestRunCPUs(t *testing.T) {
 	t.Setenv("SKILLGATE_RUN_CPUS", "two")
 	_, err = parseServe(t)
 	assert.ErrorContains(t, err, "run-cpus", "a value that is no number")
+}
+
+// TestDeprecatedConfigKeyWarns: an old name set in the config file gets
+// the same notice as on the command line; current names get none.
+func TestDeprecatedConfigKeyWarns(t *testing.T) {
+	load := func(yaml string) string {
+		file := filepath.Join(t.TempDir(), "skillgate.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(yaml), 0o600))
+		cmd := newServeCommand()
+		cmd.ResetFlags()
+		registerServeFlags(cmd.Flags(), &serveConfig{})
+		var stderr bytes.Buffer
+		cmd.SetErr(&stderr)
+		require.NoError(t, cmd.Flags().Parse([]string{"--config", file}))
+		require.NoError(t, loadConfig(cmd))
+		return stderr.String()
+	}
+	for old, current := range deprecatedFlags {
+		assert.Contains(t, load(old+": off\n"), "Flag --"+old+" has been deprecated, use --"+current)
+		assert.Empty(t, load(current+": off\nmax-inflight: 8\n"))
+	}
+}
+
+// TestDrainDefaults: SIGTERM gives load balancers 5 s to stop routing
+// here and in-flight work 30 s to finish.
+func TestDrainDefaults(t *testing.T) {
+	cfg, err := parseServe(t)
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, cfg.DrainDelay)
+	assert.Equal(t, 30*time.Second, cfg.DrainTimeout)
 }
