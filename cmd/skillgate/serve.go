@@ -123,13 +123,18 @@ func runGateway(ctx context.Context, cfg *serveConfig, log zerolog.Logger, r rol
 // serveListeners opens serve's listeners and serves until a signal or a
 // listener failure, then drains.
 func (g *gateway) serveListeners(ctx context.Context) error {
+	// Caught before readiness is announced: a SIGTERM that follows "ready"
+	// at once drains instead of killing the process where it stands.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
 	if err := g.listen(); err != nil {
 		return err // close closes what listen opened
 	}
 	g.health.SetReady()
 	go releaseIdleMemory(g.ctx, g.log)
 	g.log.Info().Str("version", buildVersion()).Msg("skillgate ready")
-	return g.waitAndShutdown(ctx)
+	return g.waitAndShutdown(ctx, sigs)
 }
 
 // newGateway builds the gateway of `skillgate serve` and `skillgate mcp`
@@ -504,14 +509,11 @@ const runsSaveGrace = 10 * time.Second
 // to write their SERVER_SHUTDOWN answers before their connections close.
 const httpAnswerGrace = 5 * time.Second
 
-// waitAndShutdown runs until SIGTERM/SIGINT (or a listener failure), then
+// waitAndShutdown runs until SIGTERM/SIGINT on sigs (or a listener failure), then
 // drains (SIGHUP reloads meanwhile: reloadOnHangup): readiness goes false, new connections are refused, in-flight
 // requests get --drain-timeout to finish, every connection is told
 // SERVER_SHUTDOWN. A second signal cuts the drain short.
-func (g *gateway) waitAndShutdown(ctx context.Context) error {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
+func (g *gateway) waitAndShutdown(ctx context.Context, sigs <-chan os.Signal) error {
 	var fatal error
 	select {
 	case s := <-sigs:
