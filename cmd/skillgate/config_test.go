@@ -374,3 +374,62 @@ func TestDrainDefaults(t *testing.T) {
 	assert.Equal(t, 5*time.Second, cfg.DrainDelay)
 	assert.Equal(t, 30*time.Second, cfg.DrainTimeout)
 }
+
+// --sandbox-warm-pool: two per worker unless given, 0 for cold starts.
+func TestSandboxWarmPoolFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 2 * sandbox.DefaultConfig().Workers},
+		{[]string{"--sandbox-workers", "3"}, 6},
+		{[]string{"--sandbox-warm-pool", "0"}, 0},
+		{[]string{"--sandbox-workers", "3", "--sandbox-warm-pool", "1"}, 1},
+	} {
+		cfg, err := parseServe(t, tc.args...)
+		require.NoError(t, err)
+		require.NoError(t, cfg.validate())
+		assert.Equal(t, tc.want, cfg.sandbox(zerolog.Nop()).WarmPool, "%v", tc.args)
+	}
+}
+
+// TestValidateBounds: every bound validate checks, at the bound (accepted)
+// and one step past it (refused, naming the flag).
+func TestValidateBounds(t *testing.T) {
+	for _, tc := range []struct {
+		flag, at, past string
+	}{
+		{"--identity-queued-share", "1", "1.001"},
+		{"--identity-queued-share", "0.001", "0"},
+		{"--mcp-max-sessions", "0", "-1"},
+		{"--mcp-session-idle-timeout", "1ns", "0s"},
+		{"--mcp-max-skill-tools", "0", "-1"},
+		{"--sandbox-max-templates", "1", "0"},
+		{"--sandbox-warm-memory", "0", "-1"},
+		{"--run-cpus", "0.01", "0.0099"},
+		{"--run-cpus", "1024", "1024.01"},
+		{"--sandbox-workers", "0", "-1"},
+		{"--max-blob-size", "1", "0"},
+		{"--max-blob-store-bytes", "0", "-1"},
+		{"--max-pending-uploads", "1", "0"},
+		{"--max-run-output-bytes", "1", "0"},
+		{"--run-retention", "1ns", "0s"},
+		{"--blob-ttl", "0s", "-1ns"},
+		{"--drain-delay", "0s", "-1ns"},
+		{"--drain-timeout", "0s", "-1ns"},
+		{"--max-total-queued-bytes", "-1", "-2"},
+	} {
+		cfg, err := parseServe(t, tc.flag, tc.at)
+		require.NoError(t, err, "%s %s", tc.flag, tc.at)
+		assert.NoError(t, cfg.validate(), "%s %s", tc.flag, tc.at)
+		cfg, err = parseServe(t, tc.flag, tc.past)
+		require.NoError(t, err, "%s %s", tc.flag, tc.past)
+		assert.ErrorContains(t, cfg.validate(), tc.flag, "%s %s", tc.flag, tc.past)
+	}
+	cfg, err := parseServe(t, "--max-message-size", "65536", "--max-total-queued-bytes", "65536")
+	require.NoError(t, err)
+	assert.NoError(t, cfg.validate(), "room for exactly one message")
+	cfg, err = parseServe(t, "--max-message-size", "65536", "--max-total-queued-bytes", "65535")
+	require.NoError(t, err)
+	assert.ErrorContains(t, cfg.validate(), "--max-total-queued-bytes 65535 must hold at least one message")
+}
