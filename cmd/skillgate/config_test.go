@@ -433,3 +433,33 @@ func TestValidateBounds(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorContains(t, cfg.validate(), "--max-total-queued-bytes 65535 must hold at least one message")
 }
+
+// TestValidateFlagsThatGoTogether: each flag that needs another is
+// refused alone and accepted with it.
+func TestValidateFlagsThatGoTogether(t *testing.T) {
+	tls := []string{"--tls-listen", "127.0.0.1:0", "--tls-cert", "c.pem", "--tls-key", "k.pem"}
+	for _, tc := range []struct {
+		ok   []string
+		bad  []string
+		want string
+	}{
+		{tls, []string{"--tls-listen", "127.0.0.1:0", "--tls-cert", "c.pem"}, "--tls-listen needs --tls-cert and --tls-key"},
+		{tls, []string{"--tls-listen", "127.0.0.1:0", "--tls-key", "k.pem"}, "--tls-listen needs --tls-cert and --tls-key"},
+		{append([]string{"--tls-client-ca", "ca.pem"}, tls...), []string{"--tls-client-ca", "ca.pem"}, "--tls-client-ca needs --tls-listen"},
+		{[]string{"--http-tls-cert", "c.pem", "--http-tls-key", "k.pem", "--http-tls-client-ca", "ca.pem"},
+			[]string{"--http-tls-client-ca", "ca.pem"}, "--http-tls-client-ca needs --http-tls-cert"},
+		{[]string{"--blob-store", "s3://bucket/prefix", "--s3-region", "eu-west-1"}, []string{"--s3-region", "eu-west-1"}, "need an s3:// --blob-store"},
+		{[]string{"--blob-store", "s3://bucket/prefix", "--s3-endpoint", "http://127.0.0.1:9000"}, []string{"--s3-endpoint", "http://127.0.0.1:9000"}, "need an s3:// --blob-store"},
+		{[]string{"--blob-store", "s3://bucket", "--s3-path-style"}, []string{"--blob-store", "memory", "--s3-path-style"}, "need an s3:// --blob-store"},
+		{[]string{"--blob-store", "s3://bucket/prefix"}, []string{"--blob-store", "s3://"}, "--blob-store: "},
+		{[]string{"--run-max-records", "1", "--run-max-records-per-identity", "1"}, []string{"--run-max-records", "0", "--run-max-records-per-identity", "0"}, "--run-max-records and --run-max-records-per-identity must be positive"},
+		{[]string{"--run-max-records-per-identity", "1"}, []string{"--run-max-records-per-identity", "0"}, "--run-max-records and --run-max-records-per-identity must be positive"},
+	} {
+		cfg, err := parseServe(t, tc.ok...)
+		require.NoError(t, err, "%v", tc.ok)
+		assert.NoError(t, cfg.validate(), "%v", tc.ok)
+		cfg, err = parseServe(t, tc.bad...)
+		require.NoError(t, err, "%v", tc.bad)
+		assert.ErrorContains(t, cfg.validate(), tc.want, "%v", tc.bad)
+	}
+}

@@ -39,11 +39,19 @@ func releaseIdleMemory(ctx context.Context, log zerolog.Logger) {
 		if sample[0].Value.Kind() != metrics.KindUint64 {
 			return
 		}
-		if free := sample[0].Value.Uint64(); free > releaseThreshold {
-			debug.FreeOSMemory()
-			log.Debug().Uint64("free_bytes", free).Msg("returned free heap memory to the operating system")
-		}
+		releaseIfPiledUp(sample[0].Value.Uint64(), log)
 	}
+}
+
+// releaseIfPiledUp returns the free heap to the operating system when
+// more than releaseThreshold of it has piled up, and says whether it did.
+func releaseIfPiledUp(free uint64, log zerolog.Logger) bool {
+	if free <= releaseThreshold {
+		return false
+	}
+	debug.FreeOSMemory()
+	log.Debug().Uint64("free_bytes", free).Msg("returned free heap memory to the operating system")
+	return true
 }
 
 // memoryLimit is the memory the process may use: its cgroup's limit (v2,
