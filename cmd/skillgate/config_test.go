@@ -454,6 +454,7 @@ func TestValidateFlagsThatGoTogether(t *testing.T) {
 		{[]string{"--blob-store", "s3://bucket/prefix"}, []string{"--blob-store", "s3://"}, "--blob-store: "},
 		{[]string{"--run-max-records", "1", "--run-max-records-per-identity", "1"}, []string{"--run-max-records", "0", "--run-max-records-per-identity", "0"}, "--run-max-records and --run-max-records-per-identity must be positive"},
 		{[]string{"--run-max-records-per-identity", "1"}, []string{"--run-max-records-per-identity", "0"}, "--run-max-records and --run-max-records-per-identity must be positive"},
+		{[]string{"--run-max-records", "1", "--run-max-records-per-identity", "1"}, []string{"--run-max-records", "0", "--run-max-records-per-identity", "1"}, "--run-max-records and --run-max-records-per-identity must be positive"},
 	} {
 		cfg, err := parseServe(t, tc.ok...)
 		require.NoError(t, err, "%v", tc.ok)
