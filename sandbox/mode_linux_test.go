@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,13 @@ func TestEnforcementReport(t *testing.T) {
 	assert.Contains(t, text, "gap: runs share the gateway's uid: no subordinate id range (no range)")
 	assert.Contains(t, text, "no writable cgroup (mkdir /sys/fs/cgroup/x: permission denied)")
 	assert.NotContains(t, text, "more")
+	groups, err := os.Getgroups()
+	require.NoError(t, err)
+	if slices.ContainsFunc(groups, func(g int) bool { return g != os.Getgid() }) {
+		assert.Contains(t, text, "runs keep the gateway's supplementary groups")
+	} else {
+		assert.NotContains(t, text, "supplementary groups", "none beyond its own group (%v)", groups)
+	}
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		assert.Regexp(t, `^[a-z_]+: \S`, line)
 	}
