@@ -232,3 +232,20 @@ func runsOwnStart() bool {
 	buf := make([]byte, 4096)
 	return strings.Contains(string(buf[:runtime.Stack(buf, false)]), ".raceOwn.")
 }
+
+// TestOfferKeepsThePoolAtItsSize: a sandbox offered to a pool already at
+// its size (cut below the channel's room, as --sandbox-warm-memory does)
+// is torn down, not pooled.
+func TestOfferKeepsThePoolAtItsSize(t *testing.T) {
+	r := ownRunner(t, func(c *Config) { c.WarmPool = 2 })
+	require.Eventually(t, func() bool { return r.Stats().WarmReady == 2 }, 30*time.Second, 10*time.Millisecond)
+	r.poolSize.Store(1)
+	sb := <-r.pool
+	r.offer(sb)
+	assert.Equal(t, 1, r.Stats().WarmReady, "the pool stays at its size")
+	select {
+	case <-sb.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sandbox offered past the pool's size was not torn down")
+	}
+}
