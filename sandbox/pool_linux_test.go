@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skillgate/skillgate/internal/runerror"
+	"github.com/skillgate/skillgate/internal/testlog"
 )
 
 func TestStartGate(t *testing.T) {
@@ -248,4 +250,44 @@ func TestOfferKeepsThePoolAtItsSize(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the sandbox offered past the pool's size was not torn down")
 	}
+}
+
+// TestRunEndedWithoutResultIsLogged: a run that ends with no result (its
+// context ended while it waited for the pool's refill) is logged at debug
+// level with its error.
+func TestRunEndedWithoutResultIsLogged(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	var armed atomic.Bool
+	var held atomic.Int64
+	var logs testlog.Buffer
+	r := hookedRunner(t, testHooks{startFault: func() error {
+		if armed.Load() {
+			held.Add(1)
+			<-hold
+		}
+		return nil
+	}}, func(c *Config) {
+		c.WarmPool = 1
+		c.Logger = zerolog.New(&logs).Level(zerolog.DebugLevel)
+	})
+	require.Eventually(t, func() bool { return r.Stats().WarmReady == 1 }, 30*time.Second, 10*time.Millisecond)
+	armed.Store(true)
+	requireCompleted(t, run(t, r, trivialCode, nil)) // the pooled one; its refill is held
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		res, err := r.Run(ctx, Job{RunID: "waits", Code: trivialCode})
+		assert.Nil(t, res)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return held.Load() == 1 }, 10*time.Second, time.Millisecond, "its start is held")
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the canceled run did not end")
+	}
+	assert.Contains(t, logs.String(), `"run_id":"waits","error":"context canceled","message":"sandbox run"`)
 }
