@@ -18,7 +18,7 @@ import (
 func TestDrainDelayServesOn(t *testing.T) {
 	g := startGateway(t, "--drain-delay", "60s")
 	require.NoError(t, g.cmd.Process.Signal(syscall.SIGTERM))
-	waitForLog(t, g, "not ready; serving on while load balancers stop routing here")
+	g.waitLog(t, "not ready; serving on while load balancers stop routing here")
 
 	resp, err := http.Get("http://" + g.addrs["metrics"] + "/readyz")
 	require.NoError(t, err)
@@ -32,30 +32,12 @@ func TestDrainDelayServesOn(t *testing.T) {
 	assert.JSONEq(t, `{}`, out)
 
 	require.NoError(t, g.cmd.Process.Signal(syscall.SIGTERM))
-	waitForLog(t, g, "second signal: closing at once")
+	g.waitLog(t, "second signal: closing at once")
 	exited := make(chan error, 1)
 	go func() { exited <- g.cmd.Wait() }()
 	select {
 	case <-exited:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the second signal did not end the drain delay")
-	}
-}
-
-// waitForLog reads the gateway's log until a line with this message, for
-// at most 20 seconds.
-func waitForLog(t *testing.T, g *gatewayProcess, message string) map[string]any {
-	t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		select {
-		case rec, ok := <-g.logs:
-			require.True(t, ok, "the gateway exited before logging %q", message)
-			if rec["message"] == message {
-				return rec
-			}
-		case <-deadline:
-			t.Fatalf("no %q in the gateway's log", message)
-		}
 	}
 }

@@ -62,6 +62,24 @@ func (g *gatewayProcess) takeStartup() []map[string]any {
 	return lines
 }
 
+// waitLog reads the gateway's log until a line with this message, for at
+// most 20 seconds, and returns that line.
+func (g *gatewayProcess) waitLog(t *testing.T, message string) map[string]any {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case rec, ok := <-g.logs:
+			require.True(t, ok, "the gateway exited before logging %q", message)
+			if rec["message"] == message {
+				return rec
+			}
+		case <-deadline:
+			t.Fatalf("no %q in the gateway's log", message)
+		}
+	}
+}
+
 func startGateway(t testing.TB, args ...string) *gatewayProcess {
 	t.Helper()
 	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0"}, args...)

@@ -86,6 +86,21 @@ func tinyModuleJudgedBy(t *testing.T, files ...string) string {
 	return dir
 }
 
+// tinyModuleJudgedByTests is the module judged by the tests of a package
+// judge inside it, which imports it; tests is the file after its imports.
+func tinyModuleJudgedByTests(t *testing.T, tests string) string {
+	t.Helper()
+	return tinyModuleJudgedBy(t, "judge/judge_test.go", `package judge
+
+import (
+	"testing"
+
+	"example.com/tiny"
+)
+
+`+tests)
+}
+
 func write(t *testing.T, path, data string) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
@@ -300,15 +315,7 @@ func TestRecheckJudgedByAnotherPackage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test on a module")
 	}
-	dir := tinyModuleJudgedBy(t, "judge/judge_test.go", `package judge
-
-import (
-	"testing"
-
-	"example.com/tiny"
-)
-
-func TestBig(t *testing.T) {
+	dir := tinyModuleJudgedByTests(t, `func TestBig(t *testing.T) {
 	if !tiny.IsBig(20) || tiny.IsBig(1) {
 		t.Fatal("IsBig")
 	}
@@ -353,15 +360,7 @@ func TestRecheckSkipIsAKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test on a module")
 	}
-	dir := tinyModuleJudgedBy(t, "judge/judge_test.go", `package judge
-
-import (
-	"testing"
-
-	"example.com/tiny"
-)
-
-func TestBigOrSkip(t *testing.T) {
+	dir := tinyModuleJudgedByTests(t, `func TestBigOrSkip(t *testing.T) {
 	if !tiny.IsBig(20) {
 		t.Skip("no big numbers here")
 	}
